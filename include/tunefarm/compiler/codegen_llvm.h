@@ -1,0 +1,48 @@
+// LLVM code generation: PrimFunc -> LLVM IR -> JIT-compiled function or object file.
+//
+// The generated function for PrimFunc `name` has the C signature
+//     int32_t name(void* arg0, void* arg1, ...);   // one pointer per param, returns 0
+// and a packed entry `name_packed(void** args)` with the same meaning, used
+// by the JIT. Parallel loops call tunefarm_parallel_for from the runtime library
+// (runtime.h); big allocations call tunefarm_alloc/tunefarm_free. Vectorized loops
+// become LLVM vector operations.
+//
+// LLVM headers stay out of this file: callers compile fast.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tunefarm/common/status.h"
+#include "tunefarm/compiler/ir.h"
+#include "tunefarm/compiler/target.h"
+
+namespace tunefarm {
+
+// A PrimFunc compiled in process with ORC LLJIT. Thread-compatible: Run may be
+// called from several threads at once on different buffers.
+class JitKernel {
+ public:
+  virtual ~JitKernel() = default;
+  // args: one data pointer per PrimFunc param, in order.
+  virtual Status Run(const std::vector<void*>& args) const = 0;
+  virtual const std::string& name() const = 0;
+};
+
+struct CodegenOptions {
+  int opt_level = 3;
+};
+
+// Lowers (LowerForCodegen) and compiles f for target t in this process. t must be
+// runnable on this host (same triple).
+Result<std::unique_ptr<JitKernel>> JitCompile(const ir::PrimFunc& f, const Target& t,
+                                              const CodegenOptions& options = {});
+
+// Lowers and emits a relocatable object file (ELF bytes) for any triple LLVM was built with.
+Result<std::string> EmitObject(const ir::PrimFunc& f, const Target& t, const CodegenOptions& options = {});
+// The optimized LLVM IR (text) and the assembly, for inspection.
+Result<std::string> EmitLLVMIR(const ir::PrimFunc& f, const Target& t, const CodegenOptions& options = {});
+Result<std::string> EmitAssembly(const ir::PrimFunc& f, const Target& t, const CodegenOptions& options = {});
+
+}  // namespace tunefarm

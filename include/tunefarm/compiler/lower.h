@@ -1,0 +1,23 @@
+// Lowering: from a Workload to loop IR, and from scheduled loop IR to the form
+// code generators consume.
+#pragma once
+
+#include "tunefarm/common/status.h"
+#include "tunefarm/compiler/ir.h"
+#include "tunefarm/compiler/workload.h"
+
+namespace tunefarm {
+
+// The default, unscheduled PrimFunc of a workload: one loop nest per stage
+// (spatial loops outside, reduction loops inside), each stage a Block whose
+// init stores the reduction identity; intermediate stages live in Allocates.
+// Params: the workload's inputs, then its outputs.
+Result<ir::PrimFunc> LowerToPrimFunc(const Workload& w);
+
+// The passes that turn a (possibly scheduled) PrimFunc into code-generator
+// input, in order -- this function is their table of contents:
+//   1. LowerBlocks: block iter vars become lets, init becomes a guarded store.
+//   2. Simplify: fold index arithmetic, drop unit loops and decided ifs.
+Result<ir::PrimFunc> LowerForCodegen(const ir::PrimFunc& f);
+
+}  // namespace tunefarm

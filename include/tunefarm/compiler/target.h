@@ -1,0 +1,36 @@
+// Target: what code is generated for.
+//
+// Text form (as in TVM):  "llvm -mtriple=x86_64-linux-gnu -mcpu=znver4 -mattr=+avx512f,+fma"
+// "llvm" alone, or "llvm -mcpu=native", means this host: its triple, the nearest
+// CPU name LLVM knows, and the features the host reports (passed explicitly, since
+// LLVM 16 calls Zen 5 "generic"). "cuda -arch=sm_90" is parsed for later backends.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "tunefarm/common/status.h"
+
+namespace tunefarm {
+
+struct Target {
+  std::string kind;      // "llvm" or "cuda"
+  std::string triple;    // e.g. "x86_64-unknown-linux-gnu"
+  std::string cpu;       // e.g. "znver4"
+  std::string features;  // LLVM feature string, e.g. "+avx512f,+fma,-xop"
+  std::string arch;      // cuda only, e.g. "sm_90"
+  int num_threads = 0;   // 0: the runtime decides
+
+  static Result<Target> Parse(std::string_view text);
+  static Target Host();
+  // Canonical text form; Parse(ToString()) == *this.
+  std::string ToString() const;
+  // Key that identifies the kind of device a measurement belongs to, e.g. "llvm/x86_64/znver4".
+  std::string DeviceKey() const;
+  // Widest native vector in bits for the features (512 with avx512f, 256 with avx, 128 otherwise).
+  int VectorBits() const;
+  bool is_host() const;
+  friend bool operator==(const Target&, const Target&) = default;
+};
+
+}  // namespace tunefarm
