@@ -1,0 +1,189 @@
+// Database: the tuning log, one SQLite file in WAL mode (schema in docs/database.md).
+//
+// Every measurement tunefarm makes is committed here as a TuningRecord, and the
+// compiler reads its best schedules from here. Records are append-only (a
+// trigger refuses UPDATE); only Prune deletes, and only when asked.
+//
+// Lifetime: Open() returns an owned Database; the file stays open until it is
+// destroyed. A Database is thread-safe: its methods serialize on one internal
+// mutex. For parallel writers, open one Database per thread or process on the
+// same file: SQLite's WAL plus busy_timeout serializes their transactions.
+//
+// Opening never modifies a file that is not a valid tunefarm database: the file
+// is first inspected through a read-only connection (magic bytes, application_id,
+// schema version, quick_check), and only then reopened read-write.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "tunefarm/common/status.h"
+#include "tunefarm/database/job.h"
+#include "tunefarm/database/record.h"
+
+namespace tunefarm::database {
+
+class SqliteConnection;  // database/sqlite_connection.h
+
+// "TFDB" as a big-endian int: PRAGMA application_id of every tunefarm database.
+inline constexpr int32_t kApplicationId = 0x54464442;
+// The schema this build writes. Files with a newer version are refused.
+inline constexpr int kSchemaVersion = 2;
+
+struct OpenOptions {
+  bool read_only = false;          // never write; the file must exist
+  bool create_if_missing = true;   // ignored when read_only
+  // false: PRAGMA synchronous=NORMAL, which in WAL mode keeps every committed
+  // transaction across a process crash (SIGKILL) but may lose the last ones on
+  // power loss. true: synchronous=FULL, which also survives power loss.
+  bool power_safe = false;
+  int busy_timeout_ms = 30000;     // how long a writer waits for the lock
+  // Run PRAGMA quick_check on open (O(file size)); off only for benchmarks of huge files.
+  bool quick_check = true;
+};
+
+// Which rung of the fallback chain answered GetBest.
+enum class FallbackLevel {
+  kSameDevice,  // same target string and identical hardware fingerprint
+  kSameArch,    // same ISA and same CPU model / SM architecture
+  kNone,        // nothing usable: the caller falls back to the default schedule
+};
+std::string_view FallbackLevelName(FallbackLevel level);  // "same_device", ...
+
+struct BestRecord {
+  FallbackLevel level = FallbackLevel::kNone;
+  std::optional<TuningRecord> record;  // set iff level != kNone
+};
+
+struct IngestStats {  // what Merge and ImportJsonl added
+  int64_t workloads_added = 0;
+  int64_t records_added = 0;
+  int64_t records_skipped = 0;  // uid already present: merging twice is a no-op
+};
+
+struct DatabaseStats {
+  std::string path;
+  int schema_version = 0;
+  int64_t workloads = 0;
+  int64_t targets = 0;
+  int64_t records = 0;
+  int64_t failed_records = 0;
+  int64_t jobs = 0;
+  int64_t file_bytes = 0;  // main file plus WAL
+};
+
+// Which records ForEachRecord and ExportJsonl visit. Empty means all.
+struct RecordFilter {
+  std::string workload_hash;
+  std::string target;  // target string
+};
+
+class Database {
+ public:
+  // Opens (or creates) the tuning log at `path`. Errors name the path and the
+  // problem: kNotFound (missing, read_only), kIOError (not writable),
+  // kInvalidArgument (foreign file), kFailedPrecondition (newer schema),
+  // kCorruption (truncated or damaged file).
+  static Result<std::unique_ptr<Database>> Open(const std::string& path,
+                                                const OpenOptions& options = {});
+  ~Database();
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+
+  const std::string& path() const { return path_; }
+  bool read_only() const { return options_.read_only; }
+
+  // --- workloads ---------------------------------------------------------
+  // Idempotent: a hash already present keeps its first text.
+  Status CommitWorkload(const Workload& workload);
+  Result<std::optional<Workload>> GetWorkload(std::string_view hash);
+  Result<std::vector<Workload>> ListWorkloads();
+  Result<std::vector<Target>> ListTargets();
+
+  // --- records -----------------------------------------------------------
+  // Appends one record (its workload must be committed); returns its row id.
+  Result<int64_t> CommitRecord(const TuningRecord& record);
+  // Appends all records in one transaction: all or none. Row ids in order.
+  Result<std::vector<int64_t>> CommitRecords(const std::vector<TuningRecord>& records);
+
+  // The k fastest successful records of `workload_hash` on exactly `target`
+  // (target string and fingerprint), fastest first. Failed ones never rank.
+  Result<std::vector<TuningRecord>> GetTopK(std::string_view workload_hash,
+                                            const Target& target, int k);
+  // The same across every fingerprint that ran `target_string`.
+  Result<std::vector<TuningRecord>> GetTopKByTargetString(std::string_view workload_hash,
+                                                          std::string_view target_string,
+                                                          int k);
+  // The fastest successful record, walking the fallback chain: same device,
+  // then same ISA and architecture, then none. The answer says which matched.
+  Result<BestRecord> GetBest(std::string_view workload_hash, const Target& target);
+  // The fastest successful record at exactly `level` (kNone: always empty).
+  Result<std::optional<TuningRecord>> GetBestAtLevel(std::string_view workload_hash,
+                                                     const Target& target,
+                                                     FallbackLevel level);
+
+  // Visits records in row-id order; stops at the first non-OK status returned.
+  Status ForEachRecord(const RecordFilter& filter,
+                       const std::function<Status(const TuningRecord&)>& visit);
+
+  // --- logs as a whole ---------------------------------------------------
+  // Copies every workload and record of the database at `other_path` (opened
+  // read-only, validated like Open) into this one; records already present
+  // (same uid) are skipped. One transaction.
+  Result<IngestStats> Merge(const std::string& other_path);
+  // JSON Lines (docs/database.md): a header line, workloads, then records.
+  Status ExportJsonl(std::ostream& out, const RecordFilter& filter = {});
+  // Reads what ExportJsonl writes; all or nothing. `source_name` names the
+  // input in errors ("file.jsonl:12: ...").
+  Result<IngestStats> ImportJsonl(std::istream& in, std::string_view source_name);
+  // Keeps the k fastest successful records per (workload, target) and deletes
+  // the rest, failed records included. Returns how many were deleted.
+  Result<int64_t> Prune(int k);
+  Result<DatabaseStats> Stats();
+  // Checkpoints the WAL and switches to a rollback journal so the file can be
+  // shipped and opened read-only from a read-only directory (system database).
+  // Reopening it read-write switches it back to WAL.
+  Status PrepareForDistribution();
+
+  // --- jobs --------------------------------------------------------------
+  Status CreateJob(const JobState& job);  // kAlreadyExists if the id is taken
+  Status UpdateJob(const JobState& job);  // kNotFound if the id is unknown
+  Result<std::optional<JobState>> GetJob(std::string_view id);
+  Result<std::vector<JobState>> ListJobs(std::optional<JobStatus> status = std::nullopt);
+
+ private:
+  Database(std::string path, OpenOptions options, std::unique_ptr<SqliteConnection> conn);
+
+  // Helpers below require mu_ held.
+  Result<int64_t> WorkloadIdLocked(std::string_view hash);           // 0: absent
+  Result<int64_t> TargetIdLocked(const Target& target, bool create);  // 0: absent
+  Result<std::vector<int64_t>> TargetIdsForArchLocked(const Target& target);
+  Result<std::vector<int64_t>> TargetIdsForStringLocked(std::string_view target_string);
+  Result<int64_t> InsertRecordLocked(const TuningRecord& record, bool ignore_duplicate_uid);
+  Status InsertWorkloadLocked(const Workload& workload, bool* added);
+  Result<std::vector<TuningRecord>> TopKForTargetsLocked(int64_t workload_id,
+                                                         const std::vector<int64_t>& target_ids,
+                                                         int k);
+  Result<TuningRecord> LoadTargetLocked(int64_t target_id, TuningRecord record);
+  Status ReadOnlyError() const;
+
+  const std::string path_;
+  const OpenOptions options_;
+  std::mutex mu_;
+  std::unique_ptr<SqliteConnection> conn_;  // GUARDED_BY(mu_)
+  // Workloads and targets are never deleted or changed, so positive lookups
+  // can be cached for the lifetime of this object.
+  std::unordered_map<std::string, int64_t> workload_ids_;  // GUARDED_BY(mu_)
+  std::unordered_map<std::string, int64_t> target_ids_;    // GUARDED_BY(mu_); key: TargetCacheKey
+  std::unordered_map<int64_t, Target> targets_by_id_;      // GUARDED_BY(mu_)
+};
+
+}  // namespace tunefarm::database

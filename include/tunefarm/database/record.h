@@ -1,0 +1,104 @@
+// The values stored in the tuning log: workloads, targets with their hardware
+// fingerprint, and tuning records (one measurement of one trace).
+//
+// These are plain value types. The database knows nothing of the compiler's IR:
+// a workload is its structural hash plus its serialized text, a trace is text.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tunefarm/common/status.h"
+
+namespace tunefarm::database {
+
+// A tensor computation, keyed by its structural hash (computed by the compiler;
+// opaque to the database). The first text committed for a hash is kept.
+struct Workload {
+  std::string hash;  // structural hash, e.g. "9f3c...": non-empty
+  std::string name;  // e.g. "dense_bias_relu"
+  std::string text;  // the workload in the workload language
+
+  bool operator==(const Workload&) const = default;
+};
+
+// What the hardware that ran a measurement was. Two targets with equal
+// fingerprints ran on interchangeable devices.
+struct HardwareFingerprint {
+  std::string isa;                    // "x86_64", "aarch64", "cuda"
+  std::vector<std::string> features;  // "avx512f", "neon", ...: kept sorted and unique
+  std::string arch;                   // CPU model ("znver4") or GPU SM architecture ("sm_90")
+  int64_t cores = 0;                  // core count, or SM count for a GPU
+  std::string toolchain;              // "llvm-16.0.6", "cuda-12.4", ...
+
+  bool operator==(const HardwareFingerprint&) const = default;
+};
+
+// The full target string that code was generated for plus the fingerprint of
+// the device that ran it.
+struct Target {
+  std::string target;  // "llvm -mtriple=x86_64-linux-gnu -mcpu=znver4": non-empty
+  HardwareFingerprint fingerprint;
+
+  bool operator==(const Target&) const = default;
+};
+
+// How a measurement failed. kNone means it succeeded and has timings.
+enum class ErrorKind : int {
+  kNone = 0,
+  kCompileError = 1,
+  kRuntimeError = 2,
+  kTimeout = 3,
+  kWrongResult = 4,
+  kWorkerLost = 5,
+  kOther = 6,
+};
+
+// "none", "compile_error", "runtime_error", "timeout", "wrong_result",
+// "worker_lost", "other": the names used in JSON Lines and the CLI.
+std::string_view ErrorKindName(ErrorKind kind);
+Result<ErrorKind> ParseErrorKind(std::string_view name);
+
+// One measurement of one trace of one workload on one target. Records are
+// append-only: the database never updates one after it is committed.
+struct TuningRecord {
+  // Globally unique id (32 hex digits). Empty on commit means "generate one".
+  // It is what makes merge and import idempotent.
+  std::string uid;
+  std::string workload_hash;  // must name a committed workload
+  Target target;
+  std::string trace;             // serialized schedule trace
+  std::vector<double> run_secs;  // every repeat, seconds; non-empty iff error_kind == kNone
+  ErrorKind error_kind = ErrorKind::kNone;
+  std::string error_msg;
+  std::string worker;            // worker id, e.g. "host-7:worker-2"
+  std::string device;            // device on that worker, e.g. "cpu", "cuda:0"
+  std::string tunefarm_version;  // empty on commit means this build's version
+  int64_t created_at_us = 0;     // unix time in microseconds; 0 on commit means now
+
+  int64_t id = 0;  // row id in the database it was read from; ignored on commit
+
+  bool ok() const { return error_kind == ErrorKind::kNone; }
+  // Mean of run_secs, or nullopt for a failed measurement.
+  std::optional<double> MeanSec() const;
+
+  // Equality of content (everything but the local row id).
+  bool SameContent(const TuningRecord& other) const;
+};
+
+// Sorts and deduplicates features in place: the canonical form stored.
+void CanonicalizeFingerprint(HardwareFingerprint* fingerprint);
+
+// Checks that a record can be committed: names what is wrong otherwise.
+Status ValidateRecord(const TuningRecord& record);
+
+// A fresh random 128-bit uid as 32 lowercase hex digits.
+std::string NewRecordUid();
+
+// The version string stamped on records committed by this build.
+std::string_view TunefarmVersion();
+
+}  // namespace tunefarm::database
