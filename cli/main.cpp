@@ -1,0 +1,33 @@
+// tunefarm: the command-line entry point. Each subcommand lives in its own file.
+#include <CLI/CLI.hpp>
+
+#include "commands.h"
+#ifdef TUNEFARM_CLI_HAS_DB
+#include "db_command.h"
+#endif
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "tunefarm " TUNEFARM_VERSION " - an auto-tuning compiler for tensor programs.\n\n"
+      "Describe a tensor computation in the workload language (see configs/workloads/ and\n"
+      "docs/workload-language.md); tunefarm lowers it to loop IR and compiles it with LLVM."};
+  app.footer(
+      "\nExamples:\n"
+      "  tunefarm run configs/workloads/gmm_1024.tf            compile, check and time a workload\n"
+      "  tunefarm run configs/workloads/gmm_1024.tf --threads 1\n"
+      "  tunefarm show configs/workloads/softmax.tf --lowered  print the loop IR\n"
+      "  tunefarm compile configs/workloads/dense_bias_relu.tf -o dense.o --header dense.h\n"
+      "  tunefarm db stats --db tunefarm.db                    inspect a tuning log\n\n"
+      "Run `tunefarm <command> --help` for a command's options.");
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string(TUNEFARM_VERSION));
+  int exit_code = 0;
+  tunefarm::cli::AddRunCommand(app, &exit_code);
+  tunefarm::cli::AddShowCommand(app, &exit_code);
+  tunefarm::cli::AddCompileCommand(app, &exit_code);
+#ifdef TUNEFARM_CLI_HAS_DB
+  tunefarm::cli::AddDbCommand(app, &exit_code);
+#endif
+  CLI11_PARSE(app, argc, argv);
+  return exit_code;
+}
