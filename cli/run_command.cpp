@@ -2,12 +2,13 @@
 // reference interpreter and time it.
 //
 // The interpreter is exact but slow (about 10^7 operations per second), so a
-// workload too large for it is checked on a shrunk copy: its shape parameters
-// are halved, largest first, until the interpretation fits the budget. The
+// workload too large for it is checked on a shrunk copy (ShrinkWorkload). The
 // output says which check ran.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 
 #include <fmt/core.h>
 
@@ -16,6 +17,7 @@
 #include "tunefarm/compiler/interpreter.h"
 #include "tunefarm/compiler/lower.h"
 #include "tunefarm/compiler/workload_parser.h"
+#include "tunefarm/compiler/workload_shrink.h"
 #include "tunefarm/runtime/runtime.h"
 
 namespace tunefarm::cli {
@@ -55,36 +57,6 @@ Result<CompareResult> CheckAgainstInterpreter(const Workload& w, const Target& t
     }
   }
   return total;
-}
-
-// Halves shape parameters (largest first) until the workload fits the budget.
-Result<Workload> ShrinkForInterpreter(const std::string& path, std::map<std::string, int64_t> overrides,
-                                      const Workload& full) {
-  Workload current = full;
-  for (int step = 0; step < 64 && current.Flops() > kInterpreterFlopBudget; ++step) {
-    std::vector<std::pair<std::string, int64_t>> params = current.params;
-    std::sort(params.begin(), params.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
-    bool progressed = false;
-    for (const auto& [name, value] : params) {
-      if (value <= 1) continue;
-      auto trial_overrides = overrides;
-      trial_overrides[name] = (value + 1) / 2;
-      ParseOptions options;
-      options.param_overrides = trial_overrides;
-      auto smaller = ParseWorkloadFile(path, options);
-      if (smaller.ok() && smaller->Flops() < current.Flops()) {
-        overrides = trial_overrides;
-        current = std::move(smaller).value();
-        progressed = true;
-        break;
-      }
-    }
-    if (!progressed) break;
-  }
-  if (current.Flops() > kInterpreterFlopBudget) {
-    return Status::FailedPrecondition("cannot shrink " + full.name + " below the interpreter's budget");
-  }
-  return current;
 }
 
 std::string ParamsString(const Workload& w) {
@@ -140,7 +112,12 @@ int Run(const RunOptions& o) {
 
   if (o.check != "none") {
     bool full = o.check == "full" || (o.check == "auto" && flops <= kInterpreterFlopBudget);
-    Result<Workload> checked = full ? Result<Workload>(w) : ShrinkForInterpreter(o.workload_path, *overrides, w);
+    Result<Workload> checked = w;
+    if (!full) {
+      std::ifstream in(o.workload_path, std::ios::binary);
+      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      checked = ShrinkWorkload(text, o.workload_path, *overrides, kInterpreterFlopBudget);
+    }
     if (!checked.ok()) {
       fmt::print(stderr, "error: {}\n", checked.status().message());
       return kExitInternalError;
