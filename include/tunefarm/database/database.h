@@ -169,7 +169,8 @@ class Database {
   Result<std::vector<int64_t>> TargetIdsForStringLocked(std::string_view target_string);
   Result<int64_t> InsertRecordLocked(const TuningRecord& record, bool ignore_duplicate_uid);
   Status InsertWorkloadLocked(const Workload& workload, bool* added);
-  Result<std::vector<TuningRecord>> TopKForTargetsLocked(int64_t workload_id,
+  Result<std::vector<TuningRecord>> TopKForTargetsLocked(std::string_view workload_hash,
+                                                         int64_t workload_id,
                                                          const std::vector<int64_t>& target_ids,
                                                          int k);
   Result<TuningRecord> LoadTargetLocked(int64_t target_id, TuningRecord record);

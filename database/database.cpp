@@ -1,0 +1,441 @@
+// Database: opening, workloads, targets, committing records and ranking them.
+// Whole-log operations (merge, JSON Lines, prune, stats) live in
+// database_logs.cpp, job state in jobs.cpp.
+#include "tunefarm/database/database.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+
+#include "database/database_internal.h"
+#include "database/schema.h"
+#include "database/sqlite_connection.h"
+
+namespace tunefarm::database {
+namespace {
+
+// Write permission as a user expects it. Root passes access(W_OK) on any
+// file, so a file or directory with no write bit at all also counts as
+// read-only: someone made it so on purpose.
+bool Writable(const std::string& path) {
+  struct stat st{};
+  if (::stat(path.c_str(), &st) != 0) return false;
+  return (st.st_mode & 0222) != 0 && ::access(path.c_str(), W_OK) == 0;
+}
+
+Status CheckWritable(const std::string& path, bool exists) {
+  std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  std::string dir = parent.empty() ? "." : parent.string();
+  struct stat st{};
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return Status::IOError(path + ": cannot create the database: directory '" + dir + "' does not exist");
+  }
+  if (exists && !Writable(path)) {
+    return Status::IOError(path + ": the file is not writable; open it read-only (e.g. as a system database) "
+                                  "or fix its permissions");
+  }
+  if (!Writable(dir)) {
+    return Status::IOError(path + ": directory '" + dir + "' is not writable; the tuning log needs to create " +
+                           (exists ? "its -wal and -shm files there" : "the database file there"));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+int64_t NowMicros() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string TargetCacheKey(const Target& target) {
+  std::string key = target.target;
+  for (const std::string* part : {&target.fingerprint.isa, &target.fingerprint.arch, &target.fingerprint.toolchain}) {
+    key += '\x1f';
+    key += *part;
+  }
+  key += '\x1f' + std::to_string(target.fingerprint.cores) + '\x1f' + JoinFeatures(target.fingerprint.features);
+  return key;
+}
+
+std::string JoinFeatures(const std::vector<std::string>& features) {
+  std::string joined;
+  for (const std::string& feature : features) {
+    if (!joined.empty()) joined += ',';
+    joined += feature;
+  }
+  return joined;
+}
+
+std::vector<std::string> SplitFeatures(const std::string& joined) {
+  std::vector<std::string> features;
+  size_t start = 0;
+  while (start < joined.size()) {
+    size_t comma = joined.find(',', start);
+    if (comma == std::string::npos) comma = joined.size();
+    features.push_back(joined.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return features;
+}
+
+// Reads the columns listed in kRecordColumns (starting at column 0); the
+// target is left for LoadTargetLocked, the workload hash for the caller.
+TuningRecord ReadRecordRow(const Statement& stmt, int64_t* target_id) {
+  TuningRecord record;
+  record.id = stmt.ColumnInt(0);
+  record.uid = stmt.ColumnText(1);
+  *target_id = stmt.ColumnInt(2);
+  record.trace = stmt.ColumnText(3);
+  record.run_secs = stmt.ColumnDoubles(4);
+  record.error_kind = static_cast<ErrorKind>(stmt.ColumnInt(5));
+  record.error_msg = stmt.ColumnText(6);
+  record.worker = stmt.ColumnText(7);
+  record.device = stmt.ColumnText(8);
+  record.tunefarm_version = stmt.ColumnText(9);
+  record.created_at_us = stmt.ColumnInt(10);
+  return record;
+}
+
+std::string_view FallbackLevelName(FallbackLevel level) {
+  switch (level) {
+    case FallbackLevel::kSameDevice: return "same_device";
+    case FallbackLevel::kSameArch: return "same_arch";
+    case FallbackLevel::kNone: return "none";
+  }
+  return "none";
+}
+
+Database::Database(std::string path, OpenOptions options, std::unique_ptr<SqliteConnection> conn)
+    : path_(std::move(path)), options_(options), conn_(std::move(conn)) {}
+
+Database::~Database() = default;
+
+Result<std::unique_ptr<Database>> Database::Open(const std::string& path, const OpenOptions& options) {
+  if (path.empty()) return Status::InvalidArgument("database path is empty");
+  // Inspect through a read-only connection first: a foreign, newer or corrupt
+  // file is refused before anything could write to it.
+  TF_ASSIGN_OR_RETURN(FileInspection inspection, InspectDatabaseFile(path, options.quick_check));
+  if (!inspection.exists && (options.read_only || !options.create_if_missing)) {
+    return Status::NotFound(path + ": no such tuning-log database");
+  }
+  if (!options.read_only) TF_RETURN_IF_ERROR(CheckWritable(path, inspection.exists));
+
+  int flags = options.read_only ? SQLITE_OPEN_READONLY
+                                : SQLITE_OPEN_READWRITE | (inspection.exists ? 0 : SQLITE_OPEN_CREATE);
+  TF_ASSIGN_OR_RETURN(auto conn, SqliteConnection::Open(path, flags, options.busy_timeout_ms));
+  if (!options.read_only) {
+    TF_ASSIGN_OR_RETURN(std::string mode, conn->QueryText("PRAGMA journal_mode=WAL"));
+    if (mode != "wal") return Status::IOError(path + ": cannot switch to WAL mode (journal_mode is " + mode + ")");
+    // Durability: in WAL mode a transaction is committed once its frames are
+    // write()n to the -wal file. That data lives in the OS page cache, which a
+    // killed process (SIGKILL, crash) does not take with it, so NORMAL keeps
+    // every committed record across process death. Only a power loss or
+    // kernel crash can drop the last transactions before the next fsync;
+    // FULL (power_safe) fsyncs the WAL on every commit to cover that too.
+    TF_RETURN_IF_ERROR(conn->Exec(options.power_safe ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL"));
+    if (!inspection.exists || inspection.schema_version < kSchemaVersion) {
+      TF_RETURN_IF_ERROR(MigrateSchema(conn.get(), kSchemaVersion));
+    }
+  }
+  return std::unique_ptr<Database>(new Database(path, options, std::move(conn)));
+}
+
+Status Database::ReadOnlyError() const {
+  return Status::FailedPrecondition(path_ + ": opened read-only; cannot write to it");
+}
+
+// --- workloads and targets ---------------------------------------------------
+
+Result<int64_t> Database::WorkloadIdLocked(std::string_view hash) {
+  std::string key(hash);
+  if (auto it = workload_ids_.find(key); it != workload_ids_.end()) return it->second;
+  TF_ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare("SELECT id FROM workloads WHERE hash = ?"));
+  stmt.Bind(1, hash);
+  TF_ASSIGN_OR_RETURN(bool row, stmt.Step());
+  if (!row) return int64_t{0};
+  int64_t id = stmt.ColumnInt(0);
+  // Only cache when not inside a write transaction that might still roll back.
+  if (sqlite3_get_autocommit(conn_->raw())) workload_ids_.emplace(std::move(key), id);
+  return id;
+}
+
+Status Database::InsertWorkloadLocked(const Workload& workload, bool* added) {
+  if (workload.hash.empty()) return Status::InvalidArgument("workload '" + workload.name + "' has an empty hash");
+  TF_ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare(
+      "INSERT OR IGNORE INTO workloads(hash, name, text, created_at_us) VALUES (?, ?, ?, ?)"));
+  stmt.Bind(1, workload.hash).Bind(2, workload.name).Bind(3, workload.text).Bind(4, NowMicros());
+  TF_RETURN_IF_ERROR(stmt.Run());
+  *added = sqlite3_changes(conn_->raw()) > 0;
+  return Status::OK();
+}
+
+Status Database::CommitWorkload(const Workload& workload) {
+  if (options_.read_only) return ReadOnlyError();
+  std::lock_guard<std::mutex> lock(mu_);
+  bool added = false;
+  return InsertWorkloadLocked(workload, &added);  // autocommit: one statement
+}
+
+Result<std::optional<Workload>> Database::GetWorkload(std::string_view hash) {
+  std::lock_guard<std::mutex> lock(mu_);
+  TF_ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare("SELECT hash, name, text FROM workloads WHERE hash = ?"));
+  stmt.Bind(1, hash);
+  TF_ASSIGN_OR_RETURN(bool row, stmt.Step());
+  if (!row) return std::optional<Workload>();
+  return std::optional<Workload>(Workload{stmt.ColumnText(0), stmt.ColumnText(1), stmt.ColumnText(2)});
+}
+
+Result<std::vector<Workload>> Database::ListWorkloads() {
+  std::lock_guard<std::mutex> lock(mu_);
+  TF_ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare("SELECT hash, name, text FROM workloads ORDER BY id"));
+  std::vector<Workload> workloads;
+  while (true) {
+    TF_ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) break;
+    workloads.push_back(Workload{stmt.ColumnText(0), stmt.ColumnText(1), stmt.ColumnText(2)});
+  }
+  return workloads;
+}
+
+Result<int64_t> Database::TargetIdLocked(const Target& target, bool create) {
+  std::string key = TargetCacheKey(target);
+  if (auto it = target_ids_.find(key); it != target_ids_.end()) return it->second;
+  const HardwareFingerprint& fp = target.fingerprint;
+  std::string features = JoinFeatures(fp.features);
+  if (create) {
+    TF_ASSIGN_OR_RETURN(Statement insert, conn_->Prepare(
+        "INSERT OR IGNORE INTO targets(target, isa, features, arch, cores, toolchain) VALUES (?, ?, ?, ?, ?, ?)"));
+    insert.Bind(1, target.target).Bind(2, fp.isa).Bind(3, features).Bind(4, fp.arch).Bind(5, fp.cores)
+        .Bind(6, fp.toolchain);
+    TF_RETURN_IF_ERROR(insert.Run());
+  }
+  TF_ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare(
+      "SELECT id FROM targets WHERE target = ? AND isa = ? AND features = ? AND arch = ? AND cores = ? "
+      "AND toolchain = ?"));
+  stmt.Bind(1, target.target).Bind(2, fp.isa).Bind(3, features).Bind(4, fp.arch).Bind(5, fp.cores)
+      .Bind(6, fp.toolchain);
+  TF_ASSIGN_OR_RETURN(bool row, stmt.Step());
+  if (!row) return int64_t{0};
+  int64_t id = stmt.ColumnInt(0);
+  // Only cache when not inside a write transaction that might still roll back.
+  if (sqlite3_get_autocommit(conn_->raw())) target_ids_.emplace(std::move(key), id);
+  return id;
+}
+
+Result<std::vector<int64_t>> Database::TargetIdsForArchLocked(const Target& target) {
+  TF_ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare("SELECT id FROM targets WHERE isa = ? AND arch = ? ORDER BY id"));
+  stmt.Bind(1, target.fingerprint.isa).Bind(2, target.fingerprint.arch);
+  std::vector<int64_t> ids;
+  while (true) {
+    TF_ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) break;
+    ids.push_back(stmt.ColumnInt(0));
+  }
+  return ids;
+}
+
+Result<std::vector<int64_t>> Database::TargetIdsForStringLocked(std::string_view target_string) {
+  TF_ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare("SELECT id FROM targets WHERE target = ? ORDER BY id"));
+  stmt.Bind(1, target_string);
+  std::vector<int64_t> ids;
+  while (true) {
+    TF_ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) break;
+    ids.push_back(stmt.ColumnInt(0));
+  }
+  return ids;
+}
+
+Result<TuningRecord> Database::LoadTargetLocked(int64_t target_id, TuningRecord record) {
+  auto it = targets_by_id_.find(target_id);
+  if (it == targets_by_id_.end()) {
+    TF_ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare(
+        "SELECT target, isa, features, arch, cores, toolchain FROM targets WHERE id = ?"));
+    stmt.Bind(1, target_id);
+    TF_ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) return Status::Corruption(path_ + ": record refers to missing target " + std::to_string(target_id));
+    Target target{stmt.ColumnText(0),
+                  HardwareFingerprint{stmt.ColumnText(1), SplitFeatures(stmt.ColumnText(2)), stmt.ColumnText(3),
+                                      stmt.ColumnInt(4), stmt.ColumnText(5)}};
+    it = targets_by_id_.emplace(target_id, std::move(target)).first;
+  }
+  record.target = it->second;
+  return record;
+}
+
+Result<std::vector<Target>> Database::ListTargets() {
+  std::lock_guard<std::mutex> lock(mu_);
+  TF_ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare("SELECT id FROM targets ORDER BY id"));
+  std::vector<int64_t> ids;
+  while (true) {
+    TF_ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) break;
+    ids.push_back(stmt.ColumnInt(0));
+  }
+  std::vector<Target> targets;
+  for (int64_t id : ids) {
+    TF_ASSIGN_OR_RETURN(TuningRecord carrier, LoadTargetLocked(id, TuningRecord{}));
+    targets.push_back(std::move(carrier.target));
+  }
+  return targets;
+}
+
+// --- records ------------------------------------------------------------------
+
+Result<int64_t> Database::InsertRecordLocked(const TuningRecord& input, bool ignore_duplicate_uid) {
+  TuningRecord record = input;
+  CanonicalizeFingerprint(&record.target.fingerprint);
+  TF_RETURN_IF_ERROR(ValidateRecord(record));
+  TF_ASSIGN_OR_RETURN(int64_t workload_id, WorkloadIdLocked(record.workload_hash));
+  if (workload_id == 0) {
+    return Status::NotFound(path_ + ": workload " + record.workload_hash +
+                            " is not in the database (commit the workload before its records)");
+  }
+  TF_ASSIGN_OR_RETURN(int64_t target_id, TargetIdLocked(record.target, /*create=*/true));
+  if (record.uid.empty()) record.uid = NewRecordUid();
+  if (record.tunefarm_version.empty()) record.tunefarm_version = std::string(TunefarmVersion());
+  if (record.created_at_us == 0) record.created_at_us = NowMicros();
+  const char* sql = ignore_duplicate_uid
+                        ? "INSERT OR IGNORE INTO records(uid, workload_id, target_id, trace, run_secs, mean_sec, "
+                          "error_kind, error_msg, worker, device, tunefarm_version, created_at_us) "
+                          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                        : "INSERT INTO records(uid, workload_id, target_id, trace, run_secs, mean_sec, "
+                          "error_kind, error_msg, worker, device, tunefarm_version, created_at_us) "
+                          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+  TF_ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare(sql));
+  stmt.Bind(1, record.uid).Bind(2, workload_id).Bind(3, target_id).Bind(4, record.trace);
+  stmt.BindBlob(5, record.run_secs.data(), record.run_secs.size() * sizeof(double));
+  if (auto mean = record.MeanSec()) {
+    stmt.Bind(6, *mean);
+  } else {
+    stmt.BindNull(6);
+  }
+  stmt.Bind(7, static_cast<int64_t>(record.error_kind)).Bind(8, record.error_msg).Bind(9, record.worker)
+      .Bind(10, record.device).Bind(11, record.tunefarm_version).Bind(12, record.created_at_us);
+  Status status = stmt.Run();
+  if (!status.ok()) {
+    if (status.code() == StatusCode::kInvalidArgument) {
+      return Status::AlreadyExists(path_ + ": a record with uid " + record.uid + " already exists");
+    }
+    return status;
+  }
+  if (sqlite3_changes(conn_->raw()) == 0) return int64_t{0};  // duplicate uid, ignored
+  return sqlite3_last_insert_rowid(conn_->raw());
+}
+
+Result<int64_t> Database::CommitRecord(const TuningRecord& record) {
+  TF_ASSIGN_OR_RETURN(std::vector<int64_t> ids, CommitRecords({record}));
+  return ids.front();
+}
+
+Result<std::vector<int64_t>> Database::CommitRecords(const std::vector<TuningRecord>& records) {
+  if (options_.read_only) return ReadOnlyError();
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<int64_t> ids;
+  ids.reserve(records.size());
+  WriteTransaction txn(conn_.get());
+  TF_RETURN_IF_ERROR(txn.Begin());
+  for (size_t i = 0; i < records.size(); ++i) {
+    Result<int64_t> id = InsertRecordLocked(records[i], /*ignore_duplicate_uid=*/false);
+    if (!id.ok()) {
+      if (records.size() == 1) return id.status();
+      return Status(id.status().code(), "record " + std::to_string(i) + " of " + std::to_string(records.size()) +
+                                            ": " + id.status().message() + " (nothing from this batch was committed)");
+    }
+    ids.push_back(*id);
+  }
+  TF_RETURN_IF_ERROR(txn.Commit());
+  return ids;
+}
+
+Result<std::vector<TuningRecord>> Database::TopKForTargetsLocked(std::string_view workload_hash,
+                                                                 int64_t workload_id,
+                                                                 const std::vector<int64_t>& target_ids, int k) {
+  // One index range scan per target: (workload_id, target_id, mean_sec) is
+  // the partial index records_rank, so each query reads at most k entries.
+  std::vector<std::pair<double, TuningRecord>> ranked;
+  std::string sql = std::string("SELECT ") + kRecordColumns +
+                    " FROM records WHERE workload_id = ? AND target_id = ? AND mean_sec IS NOT NULL "
+                    "ORDER BY mean_sec, id LIMIT ?";
+  for (int64_t target_id : target_ids) {
+    TF_ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare(sql));
+    stmt.Bind(1, workload_id).Bind(2, target_id).Bind(3, static_cast<int64_t>(k));
+    while (true) {
+      TF_ASSIGN_OR_RETURN(bool row, stmt.Step());
+      if (!row) break;
+      int64_t row_target = 0;
+      TuningRecord record = ReadRecordRow(stmt, &row_target);
+      record.workload_hash = std::string(workload_hash);
+      double mean = stmt.ColumnDouble(11);
+      TF_ASSIGN_OR_RETURN(record, LoadTargetLocked(row_target, std::move(record)));
+      ranked.emplace_back(mean, std::move(record));
+    }
+  }
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first : a.second.id < b.second.id;
+  });
+  if (ranked.size() > static_cast<size_t>(k)) ranked.resize(k);
+  std::vector<TuningRecord> top;
+  top.reserve(ranked.size());
+  for (auto& [mean, record] : ranked) top.push_back(std::move(record));
+  return top;
+}
+
+Result<std::vector<TuningRecord>> Database::GetTopK(std::string_view workload_hash, const Target& target, int k) {
+  if (k <= 0) return Status::InvalidArgument("top-k needs k >= 1, got " + std::to_string(k));
+  Target canonical = target;
+  CanonicalizeFingerprint(&canonical.fingerprint);
+  std::lock_guard<std::mutex> lock(mu_);
+  TF_ASSIGN_OR_RETURN(int64_t workload_id, WorkloadIdLocked(workload_hash));
+  TF_ASSIGN_OR_RETURN(int64_t target_id, TargetIdLocked(canonical, /*create=*/false));
+  if (workload_id == 0 || target_id == 0) return std::vector<TuningRecord>();
+  return TopKForTargetsLocked(workload_hash, workload_id, {target_id}, k);
+}
+
+Result<std::vector<TuningRecord>> Database::GetTopKByTargetString(std::string_view workload_hash,
+                                                                  std::string_view target_string, int k) {
+  if (k <= 0) return Status::InvalidArgument("top-k needs k >= 1, got " + std::to_string(k));
+  std::lock_guard<std::mutex> lock(mu_);
+  TF_ASSIGN_OR_RETURN(int64_t workload_id, WorkloadIdLocked(workload_hash));
+  if (workload_id == 0) return std::vector<TuningRecord>();
+  TF_ASSIGN_OR_RETURN(std::vector<int64_t> target_ids, TargetIdsForStringLocked(target_string));
+  return TopKForTargetsLocked(workload_hash, workload_id, target_ids, k);
+}
+
+Result<std::optional<TuningRecord>> Database::GetBestAtLevel(std::string_view workload_hash, const Target& target,
+                                                             FallbackLevel level) {
+  if (level == FallbackLevel::kNone) return std::optional<TuningRecord>();
+  Target canonical = target;
+  CanonicalizeFingerprint(&canonical.fingerprint);
+  std::lock_guard<std::mutex> lock(mu_);
+  TF_ASSIGN_OR_RETURN(int64_t workload_id, WorkloadIdLocked(workload_hash));
+  if (workload_id == 0) return std::optional<TuningRecord>();
+  std::vector<int64_t> target_ids;
+  if (level == FallbackLevel::kSameDevice) {
+    TF_ASSIGN_OR_RETURN(int64_t target_id, TargetIdLocked(canonical, /*create=*/false));
+    if (target_id != 0) target_ids.push_back(target_id);
+  } else {
+    TF_ASSIGN_OR_RETURN(target_ids, TargetIdsForArchLocked(canonical));
+  }
+  TF_ASSIGN_OR_RETURN(std::vector<TuningRecord> top,
+                      TopKForTargetsLocked(workload_hash, workload_id, target_ids, 1));
+  if (top.empty()) return std::optional<TuningRecord>();
+  return std::optional<TuningRecord>(std::move(top.front()));
+}
+
+Result<BestRecord> Database::GetBest(std::string_view workload_hash, const Target& target) {
+  for (FallbackLevel level : {FallbackLevel::kSameDevice, FallbackLevel::kSameArch}) {
+    TF_ASSIGN_OR_RETURN(std::optional<TuningRecord> record, GetBestAtLevel(workload_hash, target, level));
+    if (record) return BestRecord{level, std::move(record)};
+  }
+  return BestRecord{};
+}
+
+}  // namespace tunefarm::database

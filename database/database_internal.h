@@ -1,0 +1,31 @@
+// Helpers shared by the database module's .cpp files. Internal.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "database/sqlite_connection.h"
+#include "tunefarm/database/record.h"
+
+namespace tunefarm::database {
+
+// The record columns every record query selects, in the order ReadRecordRow reads them.
+inline constexpr const char* kRecordColumns =
+    "id, uid, target_id, trace, run_secs, error_kind, error_msg, worker, device, tunefarm_version, "
+    "created_at_us, mean_sec";
+
+int64_t NowMicros();
+
+// A string that identifies a target (string + canonical fingerprint) exactly.
+std::string TargetCacheKey(const Target& target);
+
+// Features are stored as one comma-separated, sorted column.
+std::string JoinFeatures(const std::vector<std::string>& features);
+std::vector<std::string> SplitFeatures(const std::string& joined);
+
+// Reads a row selected with kRecordColumns. Leaves workload_hash and target
+// empty; returns the target's row id in *target_id.
+TuningRecord ReadRecordRow(const Statement& stmt, int64_t* target_id);
+
+}  // namespace tunefarm::database

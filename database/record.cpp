@@ -1,0 +1,122 @@
+#include "tunefarm/database/record.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <mutex>
+#include <numeric>
+#include <random>
+
+#include <unistd.h>
+
+namespace tunefarm::database {
+namespace {
+
+constexpr std::array<std::string_view, 7> kErrorKindNames = {
+    "none", "compile_error", "runtime_error", "timeout", "wrong_result", "worker_lost", "other"};
+
+}  // namespace
+
+std::string_view ErrorKindName(ErrorKind kind) {
+  auto index = static_cast<size_t>(kind);
+  return index < kErrorKindNames.size() ? kErrorKindNames[index] : "other";
+}
+
+Result<ErrorKind> ParseErrorKind(std::string_view name) {
+  for (size_t i = 0; i < kErrorKindNames.size(); ++i) {
+    if (kErrorKindNames[i] == name) return static_cast<ErrorKind>(i);
+  }
+  return Status::InvalidArgument("unknown error kind '" + std::string(name) +
+                                 "' (expected none, compile_error, runtime_error, timeout, wrong_result, "
+                                 "worker_lost or other)");
+}
+
+std::optional<double> TuningRecord::MeanSec() const {
+  if (!ok() || run_secs.empty()) return std::nullopt;
+  return std::accumulate(run_secs.begin(), run_secs.end(), 0.0) / static_cast<double>(run_secs.size());
+}
+
+bool TuningRecord::SameContent(const TuningRecord& other) const {
+  return uid == other.uid && workload_hash == other.workload_hash && target == other.target &&
+         trace == other.trace && run_secs == other.run_secs && error_kind == other.error_kind &&
+         error_msg == other.error_msg && worker == other.worker && device == other.device &&
+         tunefarm_version == other.tunefarm_version && created_at_us == other.created_at_us;
+}
+
+void CanonicalizeFingerprint(HardwareFingerprint* fingerprint) {
+  auto& features = fingerprint->features;
+  std::sort(features.begin(), features.end());
+  features.erase(std::unique(features.begin(), features.end()), features.end());
+}
+
+Status ValidateRecord(const TuningRecord& record) {
+  if (record.workload_hash.empty()) return Status::InvalidArgument("record has no workload hash");
+  if (record.target.target.empty()) return Status::InvalidArgument("record has an empty target string");
+  for (const std::string& feature : record.target.fingerprint.features) {
+    if (feature.empty() || feature.find(',') != std::string::npos) {
+      return Status::InvalidArgument("target feature '" + feature + "' is empty or contains a comma");
+    }
+  }
+  if (record.target.fingerprint.cores < 0) return Status::InvalidArgument("target core count is negative");
+  if (!record.uid.empty()) {
+    bool hex = record.uid.size() == 32 && std::all_of(record.uid.begin(), record.uid.end(), [](char c) {
+                 return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+               });
+    if (!hex) return Status::InvalidArgument("record uid '" + record.uid + "' is not 32 lowercase hex digits");
+  }
+  if (record.ok()) {
+    if (record.run_secs.empty()) {
+      return Status::InvalidArgument("successful record has no timings (run_secs is empty)");
+    }
+    for (double t : record.run_secs) {
+      if (!std::isfinite(t) || t <= 0) {
+        return Status::InvalidArgument("record timing " + std::to_string(t) + " is not a positive finite number");
+      }
+    }
+  } else if (!record.run_secs.empty()) {
+    return Status::InvalidArgument("failed record (" + std::string(ErrorKindName(record.error_kind)) +
+                                   ") carries timings");
+  }
+  if (static_cast<int>(record.error_kind) < 0 || static_cast<size_t>(record.error_kind) >= kErrorKindNames.size()) {
+    return Status::InvalidArgument("record has an unknown error kind");
+  }
+  return Status::OK();
+}
+
+std::string NewRecordUid() {
+  // One process-wide generator seeded from the OS: uids must not collide
+  // across processes and machines, which a time-based seed would not ensure.
+  // Reseeded after fork() so that parent and child never share a stream.
+  static std::mutex mu;
+  static std::mt19937_64 engine;
+  static pid_t seeded_pid = 0;
+  uint64_t high, low;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (seeded_pid != ::getpid()) {
+      std::random_device device;
+      std::seed_seq seed{device(), device(), device(), device(), device(), device(), device(), device()};
+      engine.seed(seed);
+      seeded_pid = ::getpid();
+    }
+    high = engine();
+    low = engine();
+  }
+  static const char kHex[] = "0123456789abcdef";
+  std::string uid(32, '0');
+  for (int i = 0; i < 16; ++i) {
+    uid[15 - i] = kHex[(high >> (4 * i)) & 0xf];
+    uid[31 - i] = kHex[(low >> (4 * i)) & 0xf];
+  }
+  return uid;
+}
+
+std::string_view TunefarmVersion() {
+#ifdef TUNEFARM_VERSION
+  return TUNEFARM_VERSION;
+#else
+  return "0.1.0";
+#endif
+}
+
+}  // namespace tunefarm::database

@@ -1,0 +1,197 @@
+#include "database/schema.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+
+#include "tunefarm/database/database.h"
+
+namespace tunefarm::database {
+namespace {
+
+// Migration i (1-based) brings a database from version i-1 to version i.
+// Never edit a shipped migration: append a new one and bump kSchemaVersion.
+constexpr std::array<const char*, kSchemaVersion> kMigrations = {
+    // v1: workloads, targets with fingerprints, append-only records.
+    R"sql(
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE workloads(
+  id INTEGER PRIMARY KEY,
+  hash TEXT NOT NULL UNIQUE,
+  name TEXT NOT NULL,
+  text TEXT NOT NULL,
+  created_at_us INTEGER NOT NULL);
+CREATE TABLE targets(
+  id INTEGER PRIMARY KEY,
+  target TEXT NOT NULL,
+  isa TEXT NOT NULL,
+  features TEXT NOT NULL,
+  arch TEXT NOT NULL,
+  cores INTEGER NOT NULL,
+  toolchain TEXT NOT NULL,
+  UNIQUE(target, isa, features, arch, cores, toolchain));
+CREATE INDEX targets_by_arch ON targets(isa, arch);
+CREATE TABLE records(
+  id INTEGER PRIMARY KEY,
+  uid TEXT NOT NULL UNIQUE,
+  workload_id INTEGER NOT NULL REFERENCES workloads(id),
+  target_id INTEGER NOT NULL REFERENCES targets(id),
+  trace TEXT NOT NULL,
+  run_secs BLOB NOT NULL,
+  mean_sec REAL,
+  error_kind INTEGER NOT NULL,
+  error_msg TEXT NOT NULL,
+  worker TEXT NOT NULL,
+  device TEXT NOT NULL,
+  tunefarm_version TEXT NOT NULL,
+  created_at_us INTEGER NOT NULL,
+  CHECK ((error_kind = 0) = (mean_sec IS NOT NULL)));
+CREATE INDEX records_rank ON records(workload_id, target_id, mean_sec)
+  WHERE mean_sec IS NOT NULL;
+CREATE TRIGGER records_append_only BEFORE UPDATE ON records
+  BEGIN SELECT RAISE(ABORT, 'tuning records are append-only'); END;
+)sql",
+    // v2: job state, so that a restarted tuner resumes its jobs.
+    R"sql(
+CREATE TABLE jobs(
+  id TEXT PRIMARY KEY,
+  status TEXT NOT NULL,
+  target TEXT NOT NULL,
+  spec TEXT NOT NULL,
+  progress TEXT NOT NULL,
+  trials_done INTEGER NOT NULL,
+  trial_budget INTEGER NOT NULL,
+  error TEXT NOT NULL,
+  created_at_us INTEGER NOT NULL,
+  updated_at_us INTEGER NOT NULL);
+CREATE INDEX jobs_by_status ON jobs(status);
+)sql",
+};
+
+uint32_t ReadBigEndian(const unsigned char* bytes, int count) {
+  uint32_t value = 0;
+  for (int i = 0; i < count; ++i) value = (value << 8) | bytes[i];
+  return value;
+}
+
+std::string Hex(int64_t value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "0x%08llx", static_cast<unsigned long long>(value) & 0xffffffffULL);
+  return buffer;
+}
+
+// Checks the 100-byte SQLite header by hand, before SQLite sees the file, so
+// that a text file or a cut-off download gets a precise message.
+Status CheckHeader(const std::string& path, int64_t file_bytes) {
+  if (file_bytes == 0) {
+    return Status::InvalidArgument(path + ": empty file, not a tunefarm database (remove it to start a new one)");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::IOError(path + ": cannot be read");
+  std::array<unsigned char, 100> header{};
+  in.read(reinterpret_cast<char*>(header.data()), header.size());
+  static const char kMagic[] = "SQLite format 3";  // followed by a NUL: 16 bytes
+  bool magic_ok = in.gcount() >= 16 && std::equal(kMagic, kMagic + 16, header.begin());
+  if (!magic_ok) {
+    return Status::InvalidArgument(path + ": not a tunefarm database (not an SQLite file at all)");
+  }
+  if (file_bytes < 100) {
+    return Status::Corruption(path + ": truncated: " + std::to_string(file_bytes) +
+                              " bytes, shorter than the SQLite header");
+  }
+  int64_t page_size = ReadBigEndian(&header[16], 2);
+  if (page_size == 1) page_size = 65536;
+  if (page_size < 512 || (page_size & (page_size - 1)) != 0) {
+    return Status::Corruption(path + ": corrupt SQLite header (page size " + std::to_string(page_size) + ")");
+  }
+  // A WAL with content may legitimately hold pages beyond the main file
+  // (e.g. a checkpoint interrupted by a crash): leave that to SQLite.
+  struct stat wal_stat{};
+  bool wal_has_content = ::stat((path + "-wal").c_str(), &wal_stat) == 0 && wal_stat.st_size > 0;
+  if (wal_has_content) return Status::OK();
+  if (file_bytes % page_size != 0) {
+    return Status::Corruption(path + ": truncated: " + std::to_string(file_bytes) +
+                              " bytes is not a whole number of " + std::to_string(page_size) + "-byte pages");
+  }
+  uint32_t page_count = ReadBigEndian(&header[28], 4);
+  bool count_valid = page_count != 0 && ReadBigEndian(&header[24], 4) == ReadBigEndian(&header[92], 4);
+  if (count_valid && static_cast<int64_t>(page_count) * page_size > file_bytes) {
+    return Status::Corruption(path + ": truncated: the header says " + std::to_string(page_count) +
+                              " pages but the file holds " + std::to_string(file_bytes / page_size));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<int> ReadSchemaVersion(SqliteConnection* conn) {
+  TF_ASSIGN_OR_RETURN(int64_t has_meta,
+                      conn->QueryInt("SELECT count(*) FROM sqlite_master WHERE type='table' AND name='meta'"));
+  if (has_meta == 0) return 0;
+  TF_ASSIGN_OR_RETURN(Statement stmt, conn->Prepare("SELECT value FROM meta WHERE key='schema_version'"));
+  TF_ASSIGN_OR_RETURN(bool row, stmt.Step());
+  if (!row) return 0;
+  std::string text = stmt.ColumnText(0);
+  try {
+    return std::stoi(text);
+  } catch (...) {
+    return Status::Corruption(conn->path() + ": meta.schema_version is not a number: '" + text + "'");
+  }
+}
+
+Result<FileInspection> InspectDatabaseFile(const std::string& path, bool quick_check) {
+  FileInspection inspection;
+  struct stat file_stat{};
+  if (::stat(path.c_str(), &file_stat) != 0) {
+    if (errno == ENOENT) return inspection;
+    return Status::IOError(path + ": cannot be inspected: " + std::strerror(errno));
+  }
+  if (S_ISDIR(file_stat.st_mode)) return Status::InvalidArgument(path + ": is a directory, not a database file");
+  inspection.exists = true;
+  TF_RETURN_IF_ERROR(CheckHeader(path, file_stat.st_size));
+
+  TF_ASSIGN_OR_RETURN(auto conn, SqliteConnection::Open(path, SQLITE_OPEN_READONLY, 5000));
+  TF_ASSIGN_OR_RETURN(int64_t app_id, conn->QueryInt("PRAGMA application_id"));
+  if (app_id != kApplicationId) {
+    return Status::InvalidArgument(path + ": an SQLite database but not a tunefarm tuning log (application_id " +
+                                   Hex(app_id) + ", expected " + Hex(kApplicationId) + ")");
+  }
+  TF_ASSIGN_OR_RETURN(inspection.schema_version, ReadSchemaVersion(conn.get()));
+  if (inspection.schema_version > kSchemaVersion) {
+    return Status::FailedPrecondition(path + ": schema version " + std::to_string(inspection.schema_version) +
+                                      " was written by a newer tunefarm; this build reads up to version " +
+                                      std::to_string(kSchemaVersion) + " (upgrade tunefarm to open it)");
+  }
+  if (inspection.schema_version == 0) {
+    return Status::Corruption(path + ": marked as a tunefarm database but has no schema version (meta table missing)");
+  }
+  if (quick_check) {
+    TF_ASSIGN_OR_RETURN(std::string verdict, conn->QueryText("PRAGMA quick_check(1)"));
+    if (verdict != "ok") return Status::Corruption(path + ": failed its integrity check: " + verdict);
+  }
+  return inspection;
+}
+
+Status MigrateSchema(SqliteConnection* conn, int to_version) {
+  WriteTransaction txn(conn);
+  TF_RETURN_IF_ERROR(txn.Begin());
+  TF_ASSIGN_OR_RETURN(int version, ReadSchemaVersion(conn));
+  if (version >= to_version) return Status::OK();  // another process got here first
+  if (version == 0) {
+    TF_RETURN_IF_ERROR(conn->Exec("PRAGMA application_id=" + std::to_string(kApplicationId)));
+  }
+  for (int v = version + 1; v <= to_version; ++v) {
+    TF_RETURN_IF_ERROR(conn->Exec(kMigrations[v - 1]));
+  }
+  TF_RETURN_IF_ERROR(conn->Exec("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', '" +
+                                std::to_string(to_version) + "')"));
+  return txn.Commit();
+}
+
+}  // namespace tunefarm::database
