@@ -194,6 +194,7 @@ class Interpreter {
   }
 
   void ExecBlock(const Block* op) {
+    if (op->predicate.defined() && !Eval(op->predicate).i) return;
     size_t base = vars_.size();
     bool at_reduce_start = true;
     for (const IterVar& iv : op->iter_vars) {

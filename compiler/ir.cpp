@@ -277,7 +277,7 @@ Stmt SeqStmt::Make(std::vector<Stmt> seq) {
   return Stmt(n);
 }
 
-Stmt Block::Make(std::string name, std::vector<IterVar> iter_vars, Stmt init, Stmt body) {
+Stmt Block::Make(std::string name, std::vector<IterVar> iter_vars, Stmt init, Stmt body, Expr predicate) {
   InternalCheck(body.defined(), "Block", "undefined body");
   for (const IterVar& iv : iter_vars) {
     InternalCheck(iv.var.defined() && iv.binding.defined() && iv.extent > 0, "Block",
@@ -288,6 +288,8 @@ Stmt Block::Make(std::string name, std::vector<IterVar> iter_vars, Stmt init, St
   n->iter_vars = std::move(iter_vars);
   n->init = std::move(init);
   n->body = std::move(body);
+  InternalCheck(!predicate.defined() || predicate.dtype().is_bool(), "Block", "predicate must be bool");
+  n->predicate = std::move(predicate);
   return Stmt(n);
 }
 

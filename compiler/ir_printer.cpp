@@ -215,7 +215,12 @@ class Printer : public IRVisitor {
           << (iv.kind == IterKind::kReduce ? " reduce" : "") << " = ";
       Visit(iv.binding);
     }
-    os_ << ") {\n";
+    os_ << ")";
+    if (op->predicate.defined()) {
+      os_ << " where ";
+      Visit(op->predicate);
+    }
+    os_ << " {\n";
     ++indent_;
     if (op->init.defined()) {
       Indent();

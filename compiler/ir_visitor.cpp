@@ -75,6 +75,7 @@ void IRVisitor::VisitSeqStmt(const SeqStmt* op) {
   for (const Stmt& s : op->seq) Visit(s);
 }
 void IRVisitor::VisitBlock(const Block* op) {
+  Visit(op->predicate);
   for (const IterVar& iv : op->iter_vars) Visit(iv.binding);
   Visit(op->init);
   Visit(op->body);
@@ -203,9 +204,12 @@ Stmt IRMutator::MutateBlock(const Block* op, const Stmt& self) {
     changed |= !b.same_as(iv.binding);
     iv.binding = b;
   }
+  Expr predicate = Mutate(op->predicate);
   Stmt init = Mutate(op->init), body = Mutate(op->body);
-  if (!changed && init.same_as(op->init) && body.same_as(op->body)) return self;
-  return Block::Make(op->name, std::move(ivs), init, body);
+  if (!changed && predicate.same_as(op->predicate) && init.same_as(op->init) && body.same_as(op->body)) {
+    return self;
+  }
+  return Block::Make(op->name, std::move(ivs), init, body, predicate);
 }
 Stmt IRMutator::MutateEvaluate(const Evaluate* op, const Stmt& self) {
   Expr v = Mutate(op->value);

@@ -28,7 +28,7 @@ class BlockLowerer : public IRMutator {
       cur = f->body;
     }
     const Block* block = cur.as<Block>();
-    if (block && block->init.defined() && HoistableInit(chain, block)) {
+    if (block && block->init.defined() && !block->predicate.defined() && HoistableInit(chain, block)) {
       auto bindings = BindingMap(block);
       Stmt init = Substitute(block->init, bindings);
       Stmt nest = Substitute(block->body, bindings);
@@ -42,6 +42,13 @@ class BlockLowerer : public IRMutator {
   }
 
   Stmt MutateBlock(const Block* op, const Stmt& self) override {
+    Stmt lowered = LowerBlock(op);
+    if (op->predicate.defined()) return IfThenElse::Make(op->predicate, lowered);
+    return lowered;
+  }
+
+ private:
+  Stmt LowerBlock(const Block* op) {
     auto bindings = BindingMap(op);
     Stmt body = Mutate(Substitute(op->body, bindings));
     if (!op->init.defined()) return body;
@@ -56,7 +63,6 @@ class BlockLowerer : public IRMutator {
     return SeqStmt::Make({IfThenElse::Make(at_start, init), body});
   }
 
- private:
   static bool HoistableInit(const std::vector<const For*>& chain, const Block* block) {
     std::vector<const IterVar*> reduce;
     for (const IterVar& iv : block->iter_vars) {

@@ -16,8 +16,9 @@
 //    in padded convolutions).
 //  * Loads and Stores take one index per buffer dimension; buffers are
 //    row-major and dense.
-//  * A Block binds its iteration variables to their binding expressions, runs
-//    `init` when every reduction iteration variable equals 0, then runs `body`.
+//  * A Block runs only where its predicate holds (non-divisible splits add
+//    one); it binds its iteration variables to their binding expressions, runs
+//    `init` when every reduction iteration variable equals 0, then `body`.
 #pragma once
 
 #include <cstdint>
@@ -342,7 +343,9 @@ struct Block : StmtNode {
   std::vector<IterVar> iter_vars;
   Stmt init;  // may be undefined; runs when all reduce iter vars are 0
   Stmt body;
-  static Stmt Make(std::string name, std::vector<IterVar> iter_vars, Stmt init, Stmt body);
+  Expr predicate;  // may be undefined (always true); over enclosing loop variables
+  static Stmt Make(std::string name, std::vector<IterVar> iter_vars, Stmt init, Stmt body,
+                   Expr predicate = Expr());
 };
 
 struct Evaluate : StmtNode {
