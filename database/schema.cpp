@@ -145,6 +145,86 @@ Result<int> ReadSchemaVersion(SqliteConnection* conn) {
   }
 }
 
+namespace {
+
+// Percent-escapes what a file: URI treats specially.
+std::string FileUri(const std::string& path, const char* query) {
+  std::string uri = "file:";
+  for (char c : path) {
+    if (c == '%' || c == '?' || c == '#') {
+      char buffer[4];
+      std::snprintf(buffer, sizeof(buffer), "%%%02x", static_cast<unsigned char>(c));
+      uri += buffer;
+    } else {
+      uri += c;
+    }
+  }
+  return uri + query;
+}
+
+struct FileState {
+  bool wal_exists = false;
+  int64_t size = -1;
+  int64_t mtime_ns = -1;
+  bool operator==(const FileState&) const = default;
+};
+
+FileState StatFile(const std::string& path) {
+  FileState state;
+  struct stat st{};
+  if (::stat(path.c_str(), &st) == 0) {
+    state.size = st.st_size;
+    state.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  }
+  state.wal_exists = ::stat((path + "-wal").c_str(), &st) == 0;
+  return state;
+}
+
+// The SQLite-level checks, through a read-only connection. With `immutable`
+// SQLite creates no -wal or -shm file next to a WAL-mode database, so a file
+// that is refused is left exactly as it was; that is only sound while no
+// other process is writing it, which the caller verifies.
+Result<int> CheckContents(const std::string& path, bool immutable, bool quick_check) {
+  std::unique_ptr<SqliteConnection> conn;
+  if (immutable) {
+    TF_ASSIGN_OR_RETURN(conn, SqliteConnection::Open(FileUri(path, "?immutable=1"),
+                                                     SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, 5000));
+  } else {
+    TF_ASSIGN_OR_RETURN(conn, SqliteConnection::Open(path, SQLITE_OPEN_READONLY, 5000));
+  }
+  auto named = [&](Status status) {  // name the path, not the URI
+    if (!immutable || status.ok()) return status;
+    std::string message = status.message();
+    std::string uri = conn->path();
+    if (message.rfind(uri, 0) == 0) message = path + message.substr(uri.size());
+    return Status(status.code(), message);
+  };
+  auto app_id = conn->QueryInt("PRAGMA application_id");
+  if (!app_id.ok()) return named(app_id.status());
+  if (*app_id != kApplicationId) {
+    return Status::InvalidArgument(path + ": an SQLite database but not a tunefarm tuning log (application_id " +
+                                   Hex(*app_id) + ", expected " + Hex(kApplicationId) + ")");
+  }
+  auto version = ReadSchemaVersion(conn.get());
+  if (!version.ok()) return named(version.status());
+  if (*version > kSchemaVersion) {
+    return Status::FailedPrecondition(path + ": schema version " + std::to_string(*version) +
+                                      " was written by a newer tunefarm; this build reads up to version " +
+                                      std::to_string(kSchemaVersion) + " (upgrade tunefarm to open it)");
+  }
+  if (*version == 0) {
+    return Status::Corruption(path + ": marked as a tunefarm database but has no schema version (meta table missing)");
+  }
+  if (quick_check) {
+    auto verdict = conn->QueryText("PRAGMA quick_check(1)");
+    if (!verdict.ok()) return named(verdict.status());
+    if (*verdict != "ok") return Status::Corruption(path + ": failed its integrity check: " + *verdict);
+  }
+  return *version;
+}
+
+}  // namespace
+
 Result<FileInspection> InspectDatabaseFile(const std::string& path, bool quick_check) {
   FileInspection inspection;
   struct stat file_stat{};
@@ -156,26 +236,20 @@ Result<FileInspection> InspectDatabaseFile(const std::string& path, bool quick_c
   inspection.exists = true;
   TF_RETURN_IF_ERROR(CheckHeader(path, file_stat.st_size));
 
-  TF_ASSIGN_OR_RETURN(auto conn, SqliteConnection::Open(path, SQLITE_OPEN_READONLY, 5000));
-  TF_ASSIGN_OR_RETURN(int64_t app_id, conn->QueryInt("PRAGMA application_id"));
-  if (app_id != kApplicationId) {
-    return Status::InvalidArgument(path + ": an SQLite database but not a tunefarm tuning log (application_id " +
-                                   Hex(app_id) + ", expected " + Hex(kApplicationId) + ")");
+  // Without a -wal file no process has the database open for writing, so an
+  // immutable read sees a consistent file. If the file changed under us (a
+  // writer came and went), the verdict is not trusted: look again, through a
+  // normal read-only connection once a -wal file exists.
+  for (int attempt = 0;; ++attempt) {
+    FileState before = StatFile(path);
+    bool immutable = !before.wal_exists && attempt < 3;
+    Result<int> version = CheckContents(path, immutable, quick_check);
+    if (!immutable || StatFile(path) == before) {
+      if (!version.ok()) return version.status();
+      inspection.schema_version = *version;
+      return inspection;
+    }
   }
-  TF_ASSIGN_OR_RETURN(inspection.schema_version, ReadSchemaVersion(conn.get()));
-  if (inspection.schema_version > kSchemaVersion) {
-    return Status::FailedPrecondition(path + ": schema version " + std::to_string(inspection.schema_version) +
-                                      " was written by a newer tunefarm; this build reads up to version " +
-                                      std::to_string(kSchemaVersion) + " (upgrade tunefarm to open it)");
-  }
-  if (inspection.schema_version == 0) {
-    return Status::Corruption(path + ": marked as a tunefarm database but has no schema version (meta table missing)");
-  }
-  if (quick_check) {
-    TF_ASSIGN_OR_RETURN(std::string verdict, conn->QueryText("PRAGMA quick_check(1)"));
-    if (verdict != "ok") return Status::Corruption(path + ": failed its integrity check: " + verdict);
-  }
-  return inspection;
 }
 
 Status MigrateSchema(SqliteConnection* conn, int to_version) {
