@@ -1,0 +1,204 @@
+#include "tunefarm/database/db_commands.h"
+
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include "tunefarm/database/database.h"
+#include "tunefarm/database/jsonl.h"
+#include "tunefarm/database/layered_database.h"
+
+namespace tunefarm::database {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitUserError = 1;
+constexpr int kExitInternal = 2;
+
+int Fail(const Status& status, std::ostream& err) {
+  err << "tunefarm db: " << status.message() << "\n";
+  return status.code() == StatusCode::kInternal ? kExitInternal : kExitUserError;
+}
+
+int UsageError(const std::string& message, std::ostream& err) {
+  err << "tunefarm db: " << message << "\n";
+  return kExitUserError;
+}
+
+Result<std::unique_ptr<Database>> OpenForReading(const DbCommandOptions& options) {
+  OpenOptions open;
+  open.read_only = true;
+  return Database::Open(options.db_path, open);
+}
+
+Target QueryTarget(const DbCommandOptions& options) {
+  Target target{options.target, options.fingerprint};
+  CanonicalizeFingerprint(&target.fingerprint);
+  return target;
+}
+
+std::string FormatSeconds(double seconds) {
+  std::ostringstream text;
+  text << std::setprecision(4);
+  if (seconds < 1e-3) {
+    text << seconds * 1e6 << " us";
+  } else if (seconds < 1) {
+    text << seconds * 1e3 << " ms";
+  } else {
+    text << seconds << " s";
+  }
+  return text.str();
+}
+
+void PrintRecord(const TuningRecord& record, std::ostream& out) {
+  out << "  uid      " << record.uid << "\n"
+      << "  mean     " << FormatSeconds(record.MeanSec().value_or(0)) << " over " << record.run_secs.size()
+      << " repeats\n"
+      << "  target   " << record.target.target << " (" << record.target.fingerprint.isa << " "
+      << record.target.fingerprint.arch << ", " << record.target.fingerprint.cores << " cores, "
+      << record.target.fingerprint.toolchain << ")\n"
+      << "  worker   " << record.worker << " / " << record.device << "\n"
+      << "  trace    " << record.trace << "\n";
+}
+
+}  // namespace
+
+int RunDbStats(const DbCommandOptions& options, std::ostream& out, std::ostream& err) {
+  auto db = OpenForReading(options);
+  if (!db.ok()) return Fail(db.status(), err);
+  auto stats = (*db)->Stats();
+  if (!stats.ok()) return Fail(stats.status(), err);
+  if (options.json) {
+    out << nlohmann::json{{"path", stats->path},          {"schema_version", stats->schema_version},
+                          {"workloads", stats->workloads}, {"targets", stats->targets},
+                          {"records", stats->records},     {"failed_records", stats->failed_records},
+                          {"jobs", stats->jobs},           {"file_bytes", stats->file_bytes}}
+               .dump()
+        << "\n";
+    return kExitOk;
+  }
+  out << stats->path << " (schema " << stats->schema_version << ", " << stats->file_bytes << " bytes)\n"
+      << "  workloads  " << stats->workloads << "\n"
+      << "  targets    " << stats->targets << "\n"
+      << "  records    " << stats->records << " (" << stats->failed_records << " failed)\n"
+      << "  jobs       " << stats->jobs << "\n";
+  return kExitOk;
+}
+
+int RunDbBest(const DbCommandOptions& options, std::ostream& out, std::ostream& err) {
+  if (options.workload.empty() || options.target.empty()) {
+    return UsageError("best needs --workload HASH and --target STRING", err);
+  }
+  OpenOptions user_options;
+  user_options.read_only = true;
+  auto layered = LayeredDatabase::Open(options.db_path, options.system_db_path, user_options);
+  if (!layered.ok()) return Fail(layered.status(), err);
+  auto best = (*layered)->GetBest(options.workload, QueryTarget(options));
+  if (!best.ok()) return Fail(best.status(), err);
+  const BestRecord& answer = best->best;
+  if (options.json) {
+    nlohmann::json json{{"level", FallbackLevelName(answer.level)}};
+    if (answer.record) {
+      json["layer"] = LayerName(best->layer);
+      json["record"] = RecordToJson(*answer.record);
+    }
+    out << json.dump() << "\n";
+    return kExitOk;
+  }
+  if (!answer.record) {
+    out << "no successful record for workload " << options.workload << " on this device or architecture "
+        << "(fallback level: none)\n";
+    return kExitOk;
+  }
+  out << "best record (fallback level: " << FallbackLevelName(answer.level) << ", from the "
+      << LayerName(best->layer) << " database)\n";
+  PrintRecord(*answer.record, out);
+  return kExitOk;
+}
+
+int RunDbTop(const DbCommandOptions& options, std::ostream& out, std::ostream& err) {
+  if (options.workload.empty() || options.target.empty()) {
+    return UsageError("top needs --workload HASH and --target STRING", err);
+  }
+  if (options.k < 1) return UsageError("-k must be at least 1", err);
+  auto db = OpenForReading(options);
+  if (!db.ok()) return Fail(db.status(), err);
+  // With a fingerprint, the exact target; with only a target string, every
+  // device that ran it.
+  bool exact = !options.fingerprint.isa.empty();
+  auto top = exact ? (*db)->GetTopK(options.workload, QueryTarget(options), options.k)
+                   : (*db)->GetTopKByTargetString(options.workload, options.target, options.k);
+  if (!top.ok()) return Fail(top.status(), err);
+  if (options.json) {
+    for (const TuningRecord& record : *top) out << RecordToJson(record).dump() << "\n";
+    return kExitOk;
+  }
+  out << top->size() << " record(s), fastest first\n";
+  for (size_t i = 0; i < top->size(); ++i) {
+    out << "#" << i + 1 << "\n";
+    PrintRecord((*top)[i], out);
+  }
+  return kExitOk;
+}
+
+int RunDbExport(const DbCommandOptions& options, std::ostream& out, std::ostream& err) {
+  auto db = OpenForReading(options);
+  if (!db.ok()) return Fail(db.status(), err);
+  RecordFilter filter{options.workload, options.target};
+  if (options.file == "-") {
+    Status status = (*db)->ExportJsonl(out, filter);
+    return status.ok() ? kExitOk : Fail(status, err);
+  }
+  std::ofstream file(options.file, std::ios::trunc);
+  if (!file) return UsageError(options.file + ": cannot be written", err);
+  Status status = (*db)->ExportJsonl(file, filter);
+  if (!status.ok()) return Fail(status, err);
+  err << "exported " << options.db_path << " to " << options.file << "\n";
+  return kExitOk;
+}
+
+int RunDbImport(const DbCommandOptions& options, std::istream& in, std::ostream& out, std::ostream& err) {
+  std::ifstream file;
+  std::istream* input = &in;
+  std::string source = "<stdin>";
+  if (options.file != "-") {
+    file.open(options.file);
+    if (!file) return UsageError(options.file + ": cannot be read", err);
+    input = &file;
+    source = options.file;
+  }
+  auto db = Database::Open(options.db_path);
+  if (!db.ok()) return Fail(db.status(), err);
+  auto stats = (*db)->ImportJsonl(*input, source);
+  if (!stats.ok()) return Fail(stats.status(), err);
+  out << "imported " << stats->records_added << " record(s) and " << stats->workloads_added
+      << " workload(s) into " << options.db_path << "; " << stats->records_skipped << " already present\n";
+  return kExitOk;
+}
+
+int RunDbMerge(const DbCommandOptions& options, std::ostream& out, std::ostream& err) {
+  if (options.sources.empty()) return UsageError("merge needs at least one source database", err);
+  auto db = Database::Open(options.db_path);
+  if (!db.ok()) return Fail(db.status(), err);
+  for (const std::string& source : options.sources) {
+    auto stats = (*db)->Merge(source);
+    if (!stats.ok()) return Fail(stats.status(), err);
+    out << "merged " << source << ": " << stats->records_added << " record(s) and " << stats->workloads_added
+        << " workload(s) added, " << stats->records_skipped << " already present\n";
+  }
+  return kExitOk;
+}
+
+int RunDbPrune(const DbCommandOptions& options, std::ostream& out, std::ostream& err) {
+  if (options.k < 1) return UsageError("-k must be at least 1", err);
+  auto db = Database::Open(options.db_path);
+  if (!db.ok()) return Fail(db.status(), err);
+  auto deleted = (*db)->Prune(options.k);
+  if (!deleted.ok()) return Fail(deleted.status(), err);
+  out << "pruned " << *deleted << " record(s) from " << options.db_path << ", keeping the top " << options.k
+      << " per workload and target\n";
+  return kExitOk;
+}
+
+}  // namespace tunefarm::database

@@ -1,0 +1,130 @@
+// `tunefarm db ...`: the subcommand functions, with their output and exit codes.
+#include "tunefarm/database/db_commands.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "test_util.h"
+#include "tunefarm/database/database.h"
+
+namespace tunefarm::database {
+namespace {
+
+using testing::CpuTarget;
+using testing::MakeRecord;
+using testing::MakeWorkload;
+using testing::OpenOrDie;
+using testing::TempDir;
+
+class DbCommandsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    options_.db_path = dir_.File("tune.db");
+    auto db = OpenOrDie(options_.db_path);
+    ASSERT_TRUE(db->CommitWorkload(MakeWorkload("w1")).ok());
+    std::vector<TuningRecord> batch;
+    for (int i = 1; i <= 12; ++i) batch.push_back(MakeRecord("w1", CpuTarget(), {i * 1e-3}, "t" + std::to_string(i)));
+    ASSERT_TRUE(db->CommitRecords(batch).ok());
+    options_.workload = "w1";
+    options_.target = CpuTarget().target;
+  }
+  TempDir dir_;
+  DbCommandOptions options_;
+  std::ostringstream out_, err_;
+};
+
+TEST_F(DbCommandsTest, StatsPrintsCounts) {
+  options_.json = true;
+  ASSERT_EQ(RunDbStats(options_, out_, err_), 0) << err_.str();
+  auto json = nlohmann::json::parse(out_.str());
+  EXPECT_EQ(json["records"], 12);
+  EXPECT_EQ(json["workloads"], 1);
+}
+
+TEST_F(DbCommandsTest, BestSaysTheFallbackLevel) {
+  options_.fingerprint = CpuTarget().fingerprint;
+  ASSERT_EQ(RunDbBest(options_, out_, err_), 0) << err_.str();
+  EXPECT_NE(out_.str().find("fallback level: same_device"), std::string::npos) << out_.str();
+  EXPECT_NE(out_.str().find("trace    t1"), std::string::npos) << out_.str();
+
+  out_.str("");
+  options_.fingerprint.cores = 64;  // another box with the same CPU model
+  options_.json = true;
+  ASSERT_EQ(RunDbBest(options_, out_, err_), 0);
+  auto json = nlohmann::json::parse(out_.str());
+  EXPECT_EQ(json["level"], "same_arch");
+  EXPECT_EQ(json["record"]["trace"], "t1");
+
+  out_.str("");
+  options_.fingerprint.arch = "cortex-a72";
+  ASSERT_EQ(RunDbBest(options_, out_, err_), 0);
+  EXPECT_EQ(nlohmann::json::parse(out_.str())["level"], "none");
+}
+
+TEST_F(DbCommandsTest, TopListsKFastest) {
+  options_.k = 3;
+  options_.json = true;
+  ASSERT_EQ(RunDbTop(options_, out_, err_), 0) << err_.str();
+  std::istringstream lines(out_.str());
+  std::vector<std::string> traces;
+  std::string line;
+  while (std::getline(lines, line)) traces.push_back(nlohmann::json::parse(line)["trace"]);
+  EXPECT_EQ(traces, (std::vector<std::string>{"t1", "t2", "t3"}));
+  options_.k = 0;
+  EXPECT_EQ(RunDbTop(options_, out_, err_), 1);
+}
+
+TEST_F(DbCommandsTest, ExportImportMergePrune) {
+  options_.file = dir_.File("log.jsonl");
+  options_.workload.clear();
+  options_.target.clear();
+  ASSERT_EQ(RunDbExport(options_, out_, err_), 0) << err_.str();
+
+  DbCommandOptions other;
+  other.db_path = dir_.File("copy.db");
+  other.file = options_.file;
+  std::istringstream no_stdin;
+  ASSERT_EQ(RunDbImport(other, no_stdin, out_, err_), 0) << err_.str();
+  EXPECT_NE(out_.str().find("imported 12 record(s)"), std::string::npos) << out_.str();
+
+  other.sources = {options_.db_path};
+  ASSERT_EQ(RunDbMerge(other, out_, err_), 0) << err_.str();
+  EXPECT_NE(out_.str().find("12 already present"), std::string::npos) << out_.str();
+
+  other.k = 5;
+  ASSERT_EQ(RunDbPrune(other, out_, err_), 0) << err_.str();
+  EXPECT_NE(out_.str().find("pruned 7 record(s)"), std::string::npos) << out_.str();
+  EXPECT_EQ(OpenOrDie(other.db_path)->Stats()->records, 5);
+}
+
+TEST_F(DbCommandsTest, UserErrorsExitWithOneAndSayWhy) {
+  DbCommandOptions missing;
+  missing.db_path = dir_.File("absent.db");
+  EXPECT_EQ(RunDbStats(missing, out_, err_), 1);
+  EXPECT_NE(err_.str().find("absent.db"), std::string::npos);
+
+  testing::WriteFileBytes(dir_.File("foreign.db"), "hello");
+  DbCommandOptions foreign = options_;
+  foreign.db_path = dir_.File("foreign.db");
+  err_.str("");
+  EXPECT_EQ(RunDbBest(foreign, out_, err_), 1);
+  EXPECT_NE(err_.str().find("not a tunefarm database"), std::string::npos) << err_.str();
+
+  DbCommandOptions bad_import;
+  bad_import.db_path = dir_.File("x.db");
+  bad_import.file = "-";
+  std::istringstream garbage("not json\n");
+  err_.str("");
+  EXPECT_EQ(RunDbImport(bad_import, garbage, out_, err_), 1);
+  EXPECT_NE(err_.str().find("<stdin>:1:"), std::string::npos) << err_.str();
+
+  options_.workload.clear();
+  EXPECT_EQ(RunDbBest(options_, out_, err_), 1);
+  DbCommandOptions no_sources = options_;
+  EXPECT_EQ(RunDbMerge(no_sources, out_, err_), 1);
+}
+
+}  // namespace
+}  // namespace tunefarm::database
