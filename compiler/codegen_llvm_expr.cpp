@@ -232,7 +232,9 @@ llvm::Value* CodeGenLLVM::FlatIndex(const ir::Buffer& buffer, const std::vector<
       flat = idx;
       continue;
     }
-    llvm::Value* scaled = builder_.CreateNSWMul(flat, ConstI64(buffer->shape[k]));
+    llvm::Value* extent = ConstI64(buffer->shape[k]);
+    MatchLanes(flat, extent);
+    llvm::Value* scaled = builder_.CreateNSWMul(flat, extent);
     MatchLanes(scaled, idx);
     flat = builder_.CreateNSWAdd(scaled, idx);
   }

@@ -1,0 +1,106 @@
+// Target parsing, canonical text, host detection, device keys and vector widths.
+#include <gtest/gtest.h>
+
+#include "tunefarm/compiler/target.h"
+
+namespace tunefarm {
+namespace {
+
+Target MustParse(const std::string& text) {
+  auto t = Target::Parse(text);
+  EXPECT_TRUE(t.ok()) << text << ": " << t.status().ToString();
+  return t.ok() ? *t : Target{};
+}
+
+void ExpectRoundTrip(const Target& t) {
+  auto again = Target::Parse(t.ToString());
+  ASSERT_TRUE(again.ok()) << t.ToString() << ": " << again.status().ToString();
+  EXPECT_EQ(*again, t) << t.ToString() << " vs " << again->ToString();
+}
+
+void ExpectInvalid(const std::string& text, const std::string& names) {
+  auto t = Target::Parse(text);
+  ASSERT_FALSE(t.ok()) << text << " parsed as " << t->ToString();
+  EXPECT_EQ(t.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(t.status().message().find(names), std::string::npos) << t.status().message();
+}
+
+TEST(TargetTest, HostIsDetectedWithARealCpuAndFeatures) {
+  Target host = Target::Host();
+  EXPECT_EQ(host.kind, "llvm");
+  EXPECT_FALSE(host.triple.empty());
+  EXPECT_TRUE(host.is_host());
+#if defined(__x86_64__)
+  // LLVM 16 calls Zen 5 "generic"; we map it to the nearest CPU it knows.
+  EXPECT_NE(host.cpu, "generic");
+  EXPECT_NE(host.triple.find("x86_64"), std::string::npos);
+#if defined(__AVX512F__) || 1
+  if (__builtin_cpu_supports("avx512f")) EXPECT_EQ(host.VectorBits(), 512) << host.ToString();
+#endif
+#endif
+  EXPECT_EQ(MustParse("llvm"), host);
+  EXPECT_EQ(MustParse("llvm -mcpu=native"), host);
+  ExpectRoundTrip(host);
+}
+
+TEST(TargetTest, ParsesCrossTargets) {
+  Target arm = MustParse("llvm -mtriple=aarch64-linux-gnu -mattr=+neon");
+  EXPECT_EQ(arm.triple, "aarch64-unknown-linux-gnu");
+  EXPECT_EQ(arm.cpu, "generic");
+  EXPECT_EQ(arm.features, "+neon");
+  EXPECT_EQ(arm.DeviceKey(), "llvm/aarch64/generic");
+  EXPECT_EQ(arm.VectorBits(), 128);
+  EXPECT_FALSE(arm.is_host());
+  ExpectRoundTrip(arm);
+
+  Target zen = MustParse("llvm -mtriple=x86_64-linux-gnu -mcpu=znver4");
+  EXPECT_EQ(zen.triple, "x86_64-unknown-linux-gnu");
+  EXPECT_EQ(zen.cpu, "znver4");
+  EXPECT_EQ(zen.DeviceKey(), "llvm/x86_64/znver4");
+  EXPECT_EQ(zen.VectorBits(), 512);
+  ExpectRoundTrip(zen);
+
+  EXPECT_EQ(MustParse("llvm -mtriple=x86_64-linux-gnu -mcpu=haswell").VectorBits(), 256);
+  EXPECT_EQ(MustParse("llvm -mtriple=x86_64-linux-gnu -mcpu=x86-64").VectorBits(), 128);
+  EXPECT_EQ(MustParse("llvm -mtriple=x86_64-linux-gnu -mcpu=x86-64 -mattr=+avx512f").VectorBits(), 512);
+  EXPECT_EQ(MustParse("llvm -mtriple=x86_64-linux-gnu -mcpu=znver4 -mattr=-avx512f").VectorBits(), 256);
+
+  Target threads = MustParse("llvm -mtriple=x86_64-linux-gnu -mcpu=znver3 -num-threads=4");
+  EXPECT_EQ(threads.num_threads, 4);
+  ExpectRoundTrip(threads);
+}
+
+TEST(TargetTest, ParsesCuda) {
+  Target cuda = MustParse("cuda -arch=sm_90");
+  EXPECT_EQ(cuda.kind, "cuda");
+  EXPECT_EQ(cuda.arch, "sm_90");
+  EXPECT_EQ(cuda.DeviceKey(), "cuda/sm_90");
+  EXPECT_EQ(cuda.ToString(), "cuda -arch=sm_90");
+  EXPECT_FALSE(cuda.is_host());
+  ExpectRoundTrip(cuda);
+}
+
+TEST(TargetTest, RejectsBadTokensByName) {
+  ExpectInvalid("", "empty");
+  ExpectInvalid("opencl", "opencl");
+  ExpectInvalid("llvm -mcpu=notacpu", "notacpu");
+  ExpectInvalid("llvm -mtriple=aarch64-linux-gnu -mcpu=znver4", "znver4");
+  ExpectInvalid("llvm -mattr=+notafeature", "+notafeature");
+  ExpectInvalid("llvm -mattr=avx2", "avx2");
+  ExpectInvalid("llvm -frobnicate=1", "-frobnicate");
+  ExpectInvalid("llvm -mcpu", "-mcpu");
+  ExpectInvalid("llvm -arch=sm_90", "-arch");
+  ExpectInvalid("cuda", "-arch");
+  ExpectInvalid("cuda -arch=90", "-arch=90");
+  ExpectInvalid("llvm -num-threads=lots", "lots");
+}
+
+TEST(TargetTest, UnknownTripleParsesAndFailsLaterInCodegen) {
+  // Parsing cannot know every triple's CPUs; the code generator names the triple (codegen_emit_test).
+  Target t = MustParse("llvm -mtriple=nosucharch-unknown-linux-gnu");
+  EXPECT_EQ(t.triple, "nosucharch-unknown-linux-gnu");
+  EXPECT_FALSE(t.is_host());
+}
+
+}  // namespace
+}  // namespace tunefarm
