@@ -75,9 +75,11 @@ std::string HostFeatureDelta(const std::string& triple, const std::string& cpu,
   auto sti = SubtargetInfo(triple, cpu, "");
   std::vector<std::string> delta;
   for (const auto& entry : host) {
-    std::string flag = (entry.second ? "+" : "-") + entry.first().str();
-    if (sti != nullptr && sti->checkFeatures(flag)) continue;
-    delta.push_back(flag);
+    // checkFeatures("+x") holds iff x (and all it implies) is on for the CPU;
+    // "-x" cannot be asked directly (it also demands x's implied features be off).
+    bool cpu_has = sti != nullptr && sti->checkFeatures("+" + entry.first().str());
+    if (cpu_has == entry.second) continue;
+    delta.push_back((entry.second ? "+" : "-") + entry.first().str());
   }
   std::sort(delta.begin(), delta.end());
   std::string out;

@@ -41,8 +41,19 @@ inline void CpuRelax() {
 #endif
 }
 
-// Iterations of the spin loop before blocking; a few tens of microseconds.
-constexpr int kSpinIterations = 20000;
+// Iterations of the spin loop before blocking (a few microseconds), yielding the
+// CPU now and then: with more threads than free cores, a spinner must not keep
+// the thread it waits for off the CPU.
+constexpr int kSpinIterations = 4000;
+constexpr int kYieldEvery = 256;
+
+inline void SpinPause(int i) {
+  if (i % kYieldEvery == kYieldEvery - 1) {
+    std::this_thread::yield();
+  } else {
+    CpuRelax();
+  }
+}
 
 int DefaultNumThreads() {
   if (const char* env = std::getenv("TUNEFARM_NUM_THREADS")) {
@@ -124,7 +135,7 @@ class ThreadPool {
   void WaitForWorkers() {
     for (int i = 0; i < kSpinIterations; ++i) {
       if (pending_.load(std::memory_order_acquire) == 0) return;
-      CpuRelax();
+      SpinPause(i);
     }
     std::unique_lock<std::mutex> lock(mu_);
     done_cv_.wait(lock, [&] { return pending_.load(std::memory_order_acquire) == 0; });
@@ -156,7 +167,7 @@ class ThreadPool {
     for (int i = 0; i < kSpinIterations; ++i) {
       uint64_t gen = generation_.load(std::memory_order_acquire);
       if (gen != seen) return gen;
-      CpuRelax();
+      SpinPause(i);
     }
     std::unique_lock<std::mutex> lock(mu_);
     work_cv_.wait(lock, [&] { return generation_.load(std::memory_order_acquire) != seen; });

@@ -1,6 +1,9 @@
 // Loop kinds, allocations and control flow through the LLVM code generator,
 // each compared with the interpreter; widened loops are also checked to be
 // real vector code.
+#include <atomic>
+#include <thread>
+
 #include "codegen_test_util.h"
 
 namespace tunefarm {
@@ -207,6 +210,36 @@ TEST(CodegenLoopsTest, StackAndHeapAllocations) {
     std::string ir = IR(outside);
     EXPECT_EQ(ir.find("tunefarm_alloc") != std::string::npos, n > 1000) << ir;
   }
+}
+
+TEST(CodegenLoopsTest, FailedHeapAllocationIsAnErrorStatus) {
+  // 2^48 floats cannot be allocated: the kernel returns an error code, from inside a parallel body too.
+  Var p("p");
+  Buffer out = MakeBuffer("out", kF32, {4});
+  Buffer huge = MakeBuffer("huge", kF32, {int64_t{1} << 48});
+  Stmt use = SeqStmt::Make({Store::Make(huge, Expr(1.0), {p}), Store::Make(out, Load::Make(huge, {p}), {p})});
+  for (ForKind kind : {ForKind::kSerial, ForKind::kParallel}) {
+    PrimFunc f = Func("oom", {out}, 0, For::Make(p, Expr(0), Expr(4), kind, Allocate::Make(huge, use)));
+    auto k = JitCompile(f, Target::Host());
+    ASSERT_TRUE(k.ok()) << k.status().ToString();
+    HostBuffer o(kF32, {4});
+    Status s = (*k)->Run({o.data()});
+    EXPECT_FALSE(s.ok());
+    EXPECT_NE(s.message().find("out of memory"), std::string::npos) << s.ToString();
+  }
+}
+
+TEST(CodegenLoopsTest, ConcurrentCompilesAndRuns) {
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 3; ++t) {
+    threads.emplace_back([&, t] {
+      PrimFunc f = PaddedShift(t % 2 ? ForKind::kVectorized : ForKind::kSerial, "conc" + std::to_string(t));
+      if (!MatchesInterpreter(f, {uint64_t(t)})) failures++;
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
 }
 
 TEST(CodegenLoopsTest, ThreadBindingIsUnimplementedOnCpu) {

@@ -62,20 +62,30 @@ inline ::testing::AssertionResult OutputsEqual(const ir::PrimFunc& f, const std:
   return ::testing::AssertionSuccess();
 }
 
-// JIT-compiles f for the host, runs it and the interpreter on the same random
-// data, and compares all buffers.
-inline ::testing::AssertionResult MatchesInterpreter(const ir::PrimFunc& f, uint64_t seed = 7, double rtol = 1e-4,
-                                                     double atol = 1e-4,
-                                                     std::vector<HostBuffer>* preset = nullptr) {
-  auto kernel = JitCompile(f, Target::Host());
-  if (!kernel.ok()) return ::testing::AssertionFailure() << "JitCompile: " << kernel.status().ToString();
+// Runs a compiled kernel and the interpreter on the same data (random from
+// `seed`, or a copy of `preset`) and compares all buffers.
+inline ::testing::AssertionResult KernelMatchesInterpreter(const JitKernel& kernel, const ir::PrimFunc& f,
+                                                           uint64_t seed, double rtol, double atol,
+                                                           const std::vector<HostBuffer>* preset = nullptr) {
   std::vector<HostBuffer> expected = preset ? CopyArgs(*preset) : RandomArgs(f, seed);
   std::vector<HostBuffer> actual = CopyArgs(expected);
   Status s = Interpret(f, HostPointers(expected));
   if (!s.ok()) return ::testing::AssertionFailure() << "Interpret: " << s.ToString();
-  s = (*kernel)->Run(Pointers(actual));
+  s = kernel.Run(Pointers(actual));
   if (!s.ok()) return ::testing::AssertionFailure() << "Run: " << s.ToString();
   return OutputsEqual(f, actual, expected, rtol, atol);
+}
+
+// JIT-compiles f for the host once and checks it against the interpreter for each seed.
+inline ::testing::AssertionResult MatchesInterpreter(const ir::PrimFunc& f, std::vector<uint64_t> seeds = {7},
+                                                     double rtol = 1e-4, double atol = 1e-4) {
+  auto kernel = JitCompile(f, Target::Host());
+  if (!kernel.ok()) return ::testing::AssertionFailure() << "JitCompile: " << kernel.status().ToString();
+  for (uint64_t seed : seeds) {
+    auto r = KernelMatchesInterpreter(**kernel, f, seed, rtol, atol);
+    if (!r) return r << " (seed " << seed << ")";
+  }
+  return ::testing::AssertionSuccess();
 }
 
 }  // namespace tunefarm::testing
