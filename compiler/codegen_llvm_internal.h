@@ -131,7 +131,7 @@ class CodeGenLLVM {
   std::optional<int64_t> FlatStride(const ir::Buffer& buffer, const std::vector<ir::Expr>& indices);
   llvm::Value* VectorLoad(const ir::Load* op, llvm::Value* ptr, llvm::Value* flat);
   void VectorStore(const ir::Store* op, llvm::Value* value, llvm::Value* ptr, llvm::Value* flat);
-  // Runs emit() under mask_ & cond (cond may be null: unchanged mask).
+  // The live-lane mask for a region under `cond` (a scalar cond is splat): mask_ & cond.
   llvm::Value* CombineMask(llvm::Value* cond);
   // Emits `emit` only if some lane of mask_ is live (for uniform loads/stores under a mask).
   llvm::Value* IfAnyLane(llvm::Type* type, const std::function<llvm::Value*()>& emit);

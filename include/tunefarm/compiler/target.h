@@ -4,6 +4,13 @@
 // "llvm" alone, or "llvm -mcpu=native", means this host: its triple, the nearest
 // CPU name LLVM knows, and the features the host reports (passed explicitly, since
 // LLVM 16 calls Zen 5 "generic"). "cuda -arch=sm_90" is parsed for later backends.
+//
+// Parse details: an explicit -mtriple without -mcpu means cpu "generic";
+// -mattr is appended to the host features when the host is meant; an optional
+// "-num-threads=N" fills num_threads. CPU and feature names are checked against
+// LLVM's tables for the triple; a triple LLVM lacks parses, and code
+// generation rejects it by name. Host features are stored as the difference
+// from what the chosen CPU implies, so the canonical text stays short.
 #pragma once
 
 #include <string>
