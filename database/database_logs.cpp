@@ -59,14 +59,14 @@ Result<IngestStats> Database::Merge(const std::string& other_path) {
 }
 
 Status Database::ExportJsonl(std::ostream& out, const RecordFilter& filter) {
-  out << JsonlHeader().dump() << '\n';
+  out << DumpJsonLine(JsonlHeader()) << '\n';
   TF_ASSIGN_OR_RETURN(std::vector<Workload> workloads, ListWorkloads());
   for (const Workload& workload : workloads) {
     if (!filter.workload_hash.empty() && workload.hash != filter.workload_hash) continue;
-    out << WorkloadToJson(workload).dump() << '\n';
+    out << DumpJsonLine(WorkloadToJson(workload)) << '\n';
   }
   TF_RETURN_IF_ERROR(ForEachRecord(filter, [&](const TuningRecord& record) {
-    out << RecordToJson(record).dump() << '\n';
+    out << DumpJsonLine(RecordToJson(record)) << '\n';
     return Status::OK();
   }));
   out.flush();

@@ -103,7 +103,7 @@ int RunDbBest(const DbCommandOptions& options, std::ostream& out, std::ostream& 
       json["layer"] = LayerName(best->layer);
       json["record"] = RecordToJson(*answer.record);
     }
-    out << json.dump() << "\n";
+    out << DumpJsonLine(json) << "\n";
     return kExitOk;
   }
   if (!answer.record) {
@@ -131,7 +131,7 @@ int RunDbTop(const DbCommandOptions& options, std::ostream& out, std::ostream& e
                    : (*db)->GetTopKByTargetString(options.workload, options.target, options.k);
   if (!top.ok()) return Fail(top.status(), err);
   if (options.json) {
-    for (const TuningRecord& record : *top) out << RecordToJson(record).dump() << "\n";
+    for (const TuningRecord& record : *top) out << DumpJsonLine(RecordToJson(record)) << "\n";
     return kExitOk;
   }
   out << top->size() << " record(s), fastest first\n";

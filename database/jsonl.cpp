@@ -34,6 +34,10 @@ Result<int64_t> GetInt(const json& object, const char* field, bool required = tr
 
 }  // namespace
 
+std::string DumpJsonLine(const json& object) {
+  return object.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 json JsonlHeader() {
   return json{{"type", "header"},
               {"format", kJsonlFormatName},

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <mutex>
 #include <numeric>
@@ -16,6 +17,20 @@ constexpr std::array<std::string_view, 7> kErrorKindNames = {
     "none", "compile_error", "runtime_error", "timeout", "wrong_result", "worker_lost", "other"};
 
 }  // namespace
+
+bool IsValidUtf8(std::string_view text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    auto byte = static_cast<unsigned char>(text[i]);
+    int extra = byte < 0x80 ? 0 : (byte >> 5) == 0x6 ? 1 : (byte >> 4) == 0xe ? 2 : (byte >> 3) == 0x1e ? 3 : -1;
+    if (extra < 0 || i + extra >= text.size()) return false;
+    for (int k = 1; k <= extra; ++k) {
+      if ((static_cast<unsigned char>(text[i + k]) & 0xc0) != 0x80) return false;
+    }
+    i += extra + 1;
+  }
+  return true;
+}
 
 std::string_view ErrorKindName(ErrorKind kind) {
   auto index = static_cast<size_t>(kind);
@@ -56,6 +71,12 @@ Status ValidateRecord(const TuningRecord& record) {
     if (feature.empty() || feature.find(',') != std::string::npos) {
       return Status::InvalidArgument("target feature '" + feature + "' is empty or contains a comma");
     }
+  }
+  // Text is exported as JSON, which must be UTF-8: refuse bytes that could
+  // not be written back out unchanged.
+  for (const std::string* text : {&record.trace, &record.error_msg, &record.worker, &record.device,
+                                  &record.target.target, &record.workload_hash}) {
+    if (!IsValidUtf8(*text)) return Status::InvalidArgument("record text is not valid UTF-8: '" + *text + "'");
   }
   if (record.target.fingerprint.cores < 0) return Status::InvalidArgument("target core count is negative");
   if (!record.uid.empty()) {
@@ -102,6 +123,14 @@ std::string NewRecordUid() {
     high = engine();
     low = engine();
   }
+  // Time-ordered like a UUIDv7: the first 48 bits are the unix time in
+  // milliseconds, the other 80 random. New uids then land at the right edge
+  // of the uid index instead of on a random page each, which keeps batch
+  // ingest into a large log from rewriting a page per record.
+  uint64_t millis = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                              std::chrono::system_clock::now().time_since_epoch())
+                                              .count());
+  high = (millis << 16) | (high & 0xffff);
   static const char kHex[] = "0123456789abcdef";
   std::string uid(32, '0');
   for (int i = 0; i < 16; ++i) {

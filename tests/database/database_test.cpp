@@ -152,6 +152,11 @@ TEST_F(DatabaseTest, InvalidRecordsAreRefusedWithReasons) {
   failed_with_times.run_secs = {1.0};
   EXPECT_EQ(db_->CommitRecord(failed_with_times).status().code(), StatusCode::kInvalidArgument);
 
+  TuningRecord not_utf8 = MakeRecord("w1", CpuTarget(), {1e-3}, "split(i, \xff\xfe)");
+  EXPECT_EQ(db_->CommitRecord(not_utf8).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(db_->CommitWorkload(Workload{"w9", "bad", "\xc3"}).code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(IsValidUtf8("\xc2\xb5s \xe2\x9c\x93 \xf0\x9f\x98\x80"));
+
   // A batch with one bad record commits nothing.
   std::vector<TuningRecord> batch = {MakeRecord("w1", CpuTarget(), {1e-3}), MakeRecord("nope", CpuTarget(), {1e-3})};
   auto ids = db_->CommitRecords(batch);

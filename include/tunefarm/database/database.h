@@ -46,6 +46,8 @@ struct OpenOptions {
   // power loss. true: synchronous=FULL, which also survives power loss.
   bool power_safe = false;
   int busy_timeout_ms = 30000;     // how long a writer waits for the lock
+  int cache_mib = 64;   // SQLite page cache per connection
+  int mmap_mib = 1024;  // memory-mapped reads of the main file (0: off)
   // Run PRAGMA quick_check on open (O(file size)); off only for benchmarks of huge files.
   bool quick_check = true;
 };

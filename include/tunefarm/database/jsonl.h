@@ -8,6 +8,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <string>
 #include <string_view>
 
 #include "tunefarm/common/status.h"
@@ -19,6 +20,9 @@ inline constexpr std::string_view kJsonlFormatName = "tunefarm-tuning-log";
 inline constexpr int kJsonlFormatVersion = 1;
 
 nlohmann::json JsonlHeader();
+// One line of output. Never throws: commits refuse text that is not UTF-8, and
+// any such byte that reached a file by other means is written as U+FFFD.
+std::string DumpJsonLine(const nlohmann::json& json);
 // Checks a parsed header line: format name and a version this build reads.
 Status CheckJsonlHeader(const nlohmann::json& header);
 

@@ -92,10 +92,14 @@ struct TuningRecord {
 // Sorts and deduplicates features in place: the canonical form stored.
 void CanonicalizeFingerprint(HardwareFingerprint* fingerprint);
 
+// Whether `text` is well-formed UTF-8 (what JSON Lines export requires).
+bool IsValidUtf8(std::string_view text);
+
 // Checks that a record can be committed: names what is wrong otherwise.
 Status ValidateRecord(const TuningRecord& record);
 
-// A fresh random 128-bit uid as 32 lowercase hex digits.
+// A fresh uid: 32 lowercase hex digits, 48 bits of millisecond time then 80
+// random bits (time-ordered, like a UUIDv7).
 std::string NewRecordUid();
 
 // The version string stamped on records committed by this build.
