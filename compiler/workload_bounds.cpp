@@ -56,26 +56,26 @@ bool AddAtom(const T* op, Rel rel, bool holds, std::vector<Atom>* atoms) {
 void Flatten(const Expr& cond, bool holds, int depth, std::vector<Atom>* atoms) {
   if (atoms->size() >= kMaxAtoms || depth > 64) return;
   if (const auto* op = cond.as<ir::Not>()) return Flatten(op->a, !holds, depth + 1, atoms);
-  if (const auto* op = cond.as<ir::And>()) {
+  if (const auto* op = cond.as<ir::BinaryNode<ir::IRNodeKind::kAnd>>()) {
     if (holds) {
       Flatten(op->a, true, depth + 1, atoms);
       Flatten(op->b, true, depth + 1, atoms);
     }
     return;
   }
-  if (const auto* op = cond.as<ir::Or>()) {
+  if (const auto* op = cond.as<ir::BinaryNode<ir::IRNodeKind::kOr>>()) {
     if (!holds) {
       Flatten(op->a, false, depth + 1, atoms);
       Flatten(op->b, false, depth + 1, atoms);
     }
     return;
   }
-  if (const auto* op = cond.as<ir::LT>()) AddAtom(op, Rel::kLt, holds, atoms);
-  if (const auto* op = cond.as<ir::LE>()) AddAtom(op, Rel::kLe, holds, atoms);
-  if (const auto* op = cond.as<ir::GT>()) AddAtom(op, Rel::kGt, holds, atoms);
-  if (const auto* op = cond.as<ir::GE>()) AddAtom(op, Rel::kGe, holds, atoms);
-  if (const auto* op = cond.as<ir::EQ>()) AddAtom(op, Rel::kEq, holds, atoms);
-  if (const auto* op = cond.as<ir::NE>()) {
+  if (const auto* op = cond.as<ir::BinaryNode<ir::IRNodeKind::kLT>>()) AddAtom(op, Rel::kLt, holds, atoms);
+  if (const auto* op = cond.as<ir::BinaryNode<ir::IRNodeKind::kLE>>()) AddAtom(op, Rel::kLe, holds, atoms);
+  if (const auto* op = cond.as<ir::BinaryNode<ir::IRNodeKind::kGT>>()) AddAtom(op, Rel::kGt, holds, atoms);
+  if (const auto* op = cond.as<ir::BinaryNode<ir::IRNodeKind::kGE>>()) AddAtom(op, Rel::kGe, holds, atoms);
+  if (const auto* op = cond.as<ir::BinaryNode<ir::IRNodeKind::kEQ>>()) AddAtom(op, Rel::kEq, holds, atoms);
+  if (const auto* op = cond.as<ir::BinaryNode<ir::IRNodeKind::kNE>>()) {
     if (!holds) atoms->push_back({op->a, Rel::kEq, op->b});
   }
 }
@@ -153,7 +153,7 @@ class Bounder {
         return Bound(op->value, use_facts);
       }
       case IRNodeKind::kAdd: {
-        if (!Children(e.as<ir::Add>(), use_facts, &a, &b)) return std::nullopt;
+        if (!Children(e.as<ir::BinaryNode<ir::IRNodeKind::kAdd>>(), use_facts, &a, &b)) return std::nullopt;
         Range r;
         if (__builtin_add_overflow(a.lo, b.lo, &r.lo) || __builtin_add_overflow(a.hi, b.hi, &r.hi)) {
           return std::nullopt;
@@ -161,7 +161,7 @@ class Bounder {
         return r;
       }
       case IRNodeKind::kSub: {
-        if (!Children(e.as<ir::Sub>(), use_facts, &a, &b)) return std::nullopt;
+        if (!Children(e.as<ir::BinaryNode<ir::IRNodeKind::kSub>>(), use_facts, &a, &b)) return std::nullopt;
         Range r;
         if (__builtin_sub_overflow(a.lo, b.hi, &r.lo) || __builtin_sub_overflow(a.hi, b.lo, &r.hi)) {
           return std::nullopt;
@@ -169,7 +169,7 @@ class Bounder {
         return r;
       }
       case IRNodeKind::kMul: {
-        if (!Children(e.as<ir::Mul>(), use_facts, &a, &b)) return std::nullopt;
+        if (!Children(e.as<ir::BinaryNode<ir::IRNodeKind::kMul>>(), use_facts, &a, &b)) return std::nullopt;
         int64_t c[4];
         if (__builtin_mul_overflow(a.lo, b.lo, &c[0]) || __builtin_mul_overflow(a.lo, b.hi, &c[1]) ||
             __builtin_mul_overflow(a.hi, b.lo, &c[2]) || __builtin_mul_overflow(a.hi, b.hi, &c[3])) {
@@ -178,7 +178,7 @@ class Bounder {
         return Range{*std::min_element(c, c + 4), *std::max_element(c, c + 4)};
       }
       case IRNodeKind::kDiv: {
-        if (!Children(e.as<ir::Div>(), use_facts, &a, &b)) return std::nullopt;
+        if (!Children(e.as<ir::BinaryNode<ir::IRNodeKind::kDiv>>(), use_facts, &a, &b)) return std::nullopt;
         if (b.lo <= 0 && b.hi >= 0) return std::nullopt;  // divisor may be zero
         if (b.lo == -1 || b.hi == -1) return std::nullopt;  // INT64_MIN / -1
         int64_t c[4] = {FloorDiv(a.lo, b.lo), FloorDiv(a.lo, b.hi), FloorDiv(a.hi, b.lo),
@@ -186,17 +186,17 @@ class Bounder {
         return Range{*std::min_element(c, c + 4), *std::max_element(c, c + 4)};
       }
       case IRNodeKind::kMod: {
-        if (!Children(e.as<ir::Mod>(), use_facts, &a, &b)) return std::nullopt;
+        if (!Children(e.as<ir::BinaryNode<ir::IRNodeKind::kMod>>(), use_facts, &a, &b)) return std::nullopt;
         if (b.lo <= 0) return std::nullopt;  // floor mod by a positive divisor only
         if (a.lo >= 0 && a.hi < b.lo) return a;
         return Range{0, b.hi - 1};
       }
       case IRNodeKind::kMin: {
-        if (!Children(e.as<ir::Min>(), use_facts, &a, &b)) return std::nullopt;
+        if (!Children(e.as<ir::BinaryNode<ir::IRNodeKind::kMin>>(), use_facts, &a, &b)) return std::nullopt;
         return Range{std::min(a.lo, b.lo), std::min(a.hi, b.hi)};
       }
       case IRNodeKind::kMax: {
-        if (!Children(e.as<ir::Max>(), use_facts, &a, &b)) return std::nullopt;
+        if (!Children(e.as<ir::BinaryNode<ir::IRNodeKind::kMax>>(), use_facts, &a, &b)) return std::nullopt;
         return Range{std::max(a.lo, b.lo), std::max(a.hi, b.hi)};
       }
       case IRNodeKind::kSelect: {
@@ -233,7 +233,7 @@ bool SameExpr(const Expr& a, const Expr& b) {
     case IRNodeKind::kFloatImm: return a.as<ir::FloatImm>()->value == b.as<ir::FloatImm>()->value;
     case IRNodeKind::kVariable: return false;  // identity was checked above
 #define TF_SAME_BINARY(name) \
-  case IRNodeKind::k##name: return SameBinary<ir::name>(a, b);
+  case IRNodeKind::k##name: return SameBinary<ir::BinaryNode<IRNodeKind::k##name>>(a, b);
       TF_SAME_BINARY(Add) TF_SAME_BINARY(Sub) TF_SAME_BINARY(Mul) TF_SAME_BINARY(Div)
       TF_SAME_BINARY(Mod) TF_SAME_BINARY(Min) TF_SAME_BINARY(Max) TF_SAME_BINARY(EQ)
       TF_SAME_BINARY(NE) TF_SAME_BINARY(LT) TF_SAME_BINARY(LE) TF_SAME_BINARY(GT)
@@ -282,8 +282,8 @@ void CollectVars(const Expr& e, std::vector<const ir::Variable*>* out) {
     case IRNodeKind::kVariable: out->push_back(e.as<ir::Variable>()); return;
 #define TF_COLLECT_BINARY(name)                       \
   case IRNodeKind::k##name:                           \
-    CollectVars(e.as<ir::name>()->a, out);            \
-    CollectVars(e.as<ir::name>()->b, out);            \
+    CollectVars(e.as<ir::BinaryNode<IRNodeKind::k##name>>()->a, out);            \
+    CollectVars(e.as<ir::BinaryNode<IRNodeKind::k##name>>()->b, out);            \
     return;
       TF_COLLECT_BINARY(Add) TF_COLLECT_BINARY(Sub) TF_COLLECT_BINARY(Mul) TF_COLLECT_BINARY(Div)
       TF_COLLECT_BINARY(Mod) TF_COLLECT_BINARY(Min) TF_COLLECT_BINARY(Max) TF_COLLECT_BINARY(EQ)

@@ -2,6 +2,11 @@
 // (private to compiler/): the children of an expression node, in a fixed
 // order (operands left to right; select: condition, true, false; load: the
 // indices; call: the arguments).
+//
+// Binary nodes are reached as ir::BinaryNode<K>, never as ir::Add etc.: Make
+// allocates BinaryNode<K> objects, so a downcast to the derived name would be
+// undefined behaviour (UBSan's vptr check flags it), while BinaryNode<K> is
+// right whether or not Make ever allocates the derived types.
 #pragma once
 
 #include <vector>
@@ -15,7 +20,7 @@ inline std::vector<ir::Expr> ExprChildren(const ir::Expr& e) {
   if (!e.defined()) return {};
   switch (e.kind()) {
 #define TF_CHILDREN_BINARY(name) \
-  case IRNodeKind::k##name: return {e.as<ir::name>()->a, e.as<ir::name>()->b};
+  case IRNodeKind::k##name: return {e.as<ir::BinaryNode<IRNodeKind::k##name>>()->a, e.as<ir::BinaryNode<IRNodeKind::k##name>>()->b};
     TF_CHILDREN_BINARY(Add) TF_CHILDREN_BINARY(Sub) TF_CHILDREN_BINARY(Mul) TF_CHILDREN_BINARY(Div)
     TF_CHILDREN_BINARY(Mod) TF_CHILDREN_BINARY(Min) TF_CHILDREN_BINARY(Max) TF_CHILDREN_BINARY(EQ)
     TF_CHILDREN_BINARY(NE) TF_CHILDREN_BINARY(LT) TF_CHILDREN_BINARY(LE) TF_CHILDREN_BINARY(GT)

@@ -145,14 +145,14 @@ TEST(WorkloadParser, LiteralsAdoptTheOtherOperandsType) {
   EXPECT_EQ(Stage(w, "e").output->dtype, DataType::Float(32));
   EXPECT_EQ(Stage(w, "f").output->dtype, DataType::Int(64));
   // `X[i] * 2`: the 2 is an f16 immediate.
-  const auto* add = Stage(w, "a").body.as<ir::Add>();
+  const auto* add = Stage(w, "a").body.as<ir::BinaryNode<ir::IRNodeKind::kAdd>>();
   ASSERT_NE(add, nullptr);
-  const auto* mul = add->a.as<ir::Mul>();
+  const auto* mul = add->a.as<ir::BinaryNode<ir::IRNodeKind::kMul>>();
   ASSERT_NE(mul, nullptr);
   ASSERT_NE(mul->b.as<ir::FloatImm>(), nullptr);
   EXPECT_EQ(mul->b.dtype(), DataType::Float(16));
   // A parameter in a body is a constant: N / 4.0.
-  const auto* div = Stage(w, "d").body.as<ir::Div>();
+  const auto* div = Stage(w, "d").body.as<ir::BinaryNode<ir::IRNodeKind::kDiv>>();
   ASSERT_NE(div, nullptr);
   ASSERT_NE(div->b.as<ir::FloatImm>(), nullptr);
   EXPECT_EQ(div->b.as<ir::FloatImm>()->value, 4.0);
