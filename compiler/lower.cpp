@@ -7,6 +7,7 @@
 #include "tunefarm/compiler/ir_visitor.h"
 #include "tunefarm/compiler/lower_blocks.h"
 #include "tunefarm/compiler/simplify.h"
+#include "tunefarm/compiler/unroll_loops.h"
 
 namespace tunefarm {
 
@@ -101,6 +102,7 @@ Result<PrimFunc> LowerToPrimFunc(const Workload& w) {
 Result<PrimFunc> LowerForCodegen(const PrimFunc& f) {
   PrimFunc out = f;
   out.body = LowerBlocks(out.body);
+  out.body = UnrollLoops(out.body);
   out.body = Simplify(out.body);
   return out;
 }

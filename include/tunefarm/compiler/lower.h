@@ -16,8 +16,10 @@ Result<ir::PrimFunc> LowerToPrimFunc(const Workload& w);
 
 // The passes that turn a (possibly scheduled) PrimFunc into code-generator
 // input, in order -- this function is their table of contents:
-//   1. LowerBlocks: block iter vars become lets, init becomes a guarded store.
-//   2. Simplify: fold index arithmetic, drop unit loops and decided ifs.
+//   1. LowerBlocks: block iter vars are substituted, inits become their own
+//      nests (or guarded stores), predicates become ifs.
+//   2. UnrollLoops: small loops under "pragma_auto_unroll_max_step" unroll.
+//   3. Simplify: fold index arithmetic, drop unit loops and decided ifs.
 Result<ir::PrimFunc> LowerForCodegen(const ir::PrimFunc& f);
 
 }  // namespace tunefarm

@@ -1,0 +1,86 @@
+// Trace: the replayable record of a schedule.
+//
+// Each instruction names a primitive, its inputs (handles "b3"/"l7" or
+// integers), its outputs (new handles or sampled values "v9") and, for
+// sampling instructions, the decision taken. Text form (version 1):
+//
+//   tunefarm-trace 1
+//   b0 = get_block("C")
+//   l1, l2, l3 = get_loops(b0)
+//   v4, v5 = sample_perfect_tile(l1, n=2, max_innermost=64) decision=[16, 64]
+//   l6, l7 = split(l1, [v4, v5])
+//   parallel(l6)
+//
+// Replaying on the same workload gives the same program; replaying with other
+// decisions (what mutation uses) gives the neighbouring program.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "tunefarm/common/status.h"
+
+namespace tunefarm {
+
+class Schedule;
+
+// An argument: a handle or sampled value by name ("l3", "b0", "v5"), an
+// integer, a string, or a list of those (split factors, reorder loops).
+struct TraceArg {
+  enum class Kind { kRef, kInt, kString, kList };
+  Kind kind = Kind::kInt;
+  std::string ref;             // kRef: "l3"; kString: the text
+  int64_t value = 0;           // kInt
+  std::vector<TraceArg> list;  // kList
+  std::string key;             // keyword arguments: "n", "max_innermost"; empty for positional
+
+  static TraceArg Ref(std::string r) { TraceArg a; a.kind = Kind::kRef; a.ref = std::move(r); return a; }
+  static TraceArg Int(int64_t v) { TraceArg a; a.kind = Kind::kInt; a.value = v; return a; }
+  static TraceArg Str(std::string s) { TraceArg a; a.kind = Kind::kString; a.ref = std::move(s); return a; }
+  static TraceArg List(std::vector<TraceArg> l) { TraceArg a; a.kind = Kind::kList; a.list = std::move(l); return a; }
+  TraceArg&& Named(std::string k) && { key = std::move(k); return std::move(*this); }
+  friend bool operator==(const TraceArg&, const TraceArg&) = default;
+};
+
+struct Instruction {
+  std::string name;                 // "split", "sample_perfect_tile", ...
+  std::vector<TraceArg> args;
+  std::vector<std::string> outputs;  // names of the handles/values it defines
+  std::vector<int64_t> decision;     // sampling instructions only
+  bool has_decision = false;
+  friend bool operator==(const Instruction&, const Instruction&) = default;
+};
+
+class Trace {
+ public:
+  static constexpr int kVersion = 1;
+
+  const std::vector<Instruction>& instructions() const { return instructions_; }
+  std::vector<Instruction>& mutable_instructions() { return instructions_; }
+  void Append(Instruction inst) { instructions_.push_back(std::move(inst)); }
+  size_t size() const { return instructions_.size(); }
+
+  std::string ToText() const;
+  // Errors name the line and what was expected.
+  static Result<Trace> Parse(std::string_view text);
+
+  // Indices of the sampling instructions (what mutators change).
+  std::vector<size_t> DecisionIndices() const;
+
+  // Applies every instruction to `sch` (a fresh schedule of the workload the
+  // trace was made on). `decisions` overrides the decision of the instruction
+  // at that index. A trace that does not fit the workload gives InvalidArgument
+  // naming the instruction's line and the problem.
+  Status ApplyTo(Schedule& sch, const std::map<size_t, std::vector<int64_t>>& decisions = {}) const;
+
+  friend bool operator==(const Trace&, const Trace&) = default;
+
+ private:
+  std::vector<Instruction> instructions_;
+};
+
+}  // namespace tunefarm

@@ -1,0 +1,15 @@
+// UnrollLoops: honours the "pragma_auto_unroll_max_step" loop annotation.
+//
+// Under an annotated loop, every serial loop with a constant extent whose
+// whole subtree runs at most max_step iterations of its innermost bodies is
+// marked kUnrolled (the code generator then unrolls it fully). This is how a
+// schedule asks for "unroll the small inner loops of this tile".
+#pragma once
+
+#include "tunefarm/compiler/ir.h"
+
+namespace tunefarm::ir {
+
+Stmt UnrollLoops(const Stmt& s);
+
+}  // namespace tunefarm::ir
