@@ -111,7 +111,7 @@ int Compile(const CompileOptions& o) {
 void AddCompileCommand(CLI::App& app, int* exit_code) {
   auto options = std::make_shared<CompileOptions>();
   CLI::App* cmd = app.add_subcommand("compile", "Build an object file and C header for a workload");
-  cmd->description(
+  cmd->footer(
       "Compiles WORKLOAD ahead of time into a relocatable object file exporting\n"
       "  int32_t <workload name>(inputs..., outputs...)\n"
       "and optionally a C header declaring it. Any target triple LLVM supports works,\n"

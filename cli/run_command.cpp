@@ -154,7 +154,7 @@ int Run(const RunOptions& o) {
 void AddRunCommand(CLI::App& app, int* exit_code) {
   auto options = std::make_shared<RunOptions>();
   CLI::App* cmd = app.add_subcommand("run", "Compile a workload's default schedule, check it, time it");
-  cmd->description(
+  cmd->footer(
       "Compiles WORKLOAD (a .tf file in the workload language) with its default, untuned\n"
       "schedule for this machine, checks the result against the reference interpreter on\n"
       "random inputs, and prints its time and GFLOP/s.");

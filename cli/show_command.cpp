@@ -71,7 +71,7 @@ int Show(const ShowOptions& o) {
 void AddShowCommand(CLI::App& app, int* exit_code) {
   auto options = std::make_shared<ShowOptions>();
   CLI::App* cmd = app.add_subcommand("show", "Print a workload, its hash and its loop IR");
-  cmd->description(
+  cmd->footer(
       "Parses WORKLOAD and prints its canonical text, structural hash and FLOP count, then\n"
       "the default loop nest. --lowered, --llvm and --asm go further down the pipeline.");
   cmd->add_option("workload", options->workload_path, "Workload file (.tf)")->required()->check(CLI::ExistingFile);
