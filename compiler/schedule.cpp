@@ -34,6 +34,7 @@ Result<Var> Schedule::ResolveLoop(LoopRV loop) const {
     return Status::InvalidArgument("unknown loop handle " + Name(loop));
   }
   const Var& v = loops_[size_t(loop.id)];
+  if (!v.defined()) return Status::InvalidArgument(Name(loop) + " is the root location, not a loop");
   if (!FindLoop(func_.body, v.get())) {
     return Status::InvalidArgument("loop " + v.name() + " (" + Name(loop) + ") no longer exists");
   }

@@ -182,6 +182,10 @@ Stmt DropUnusedAllocate(const Stmt& root, const BufferNode* buffer) {
 
 Status Schedule::ComputeAt(BlockRV block_rv, LoopRV loop_rv) {
   TF_ASSIGN_OR_RETURN(std::string name, ResolveBlock(block_rv));
+  if (IsRootLoop(loop_rv)) {  // a sampled "stay where it is"
+    Record({"compute_at", {TraceArg::Ref(Name(block_rv)), TraceArg::Ref(Name(loop_rv))}, {}, {}, false});
+    return Status::OK();
+  }
   TF_ASSIGN_OR_RETURN(Var loop_var, ResolveLoop(loop_rv));
   const Stmt& root = func_.body;
   const Block* producer = sched::FindBlock(root, name);

@@ -205,7 +205,7 @@ std::string Trace::ToText() const {
     os << ")";
     if (inst.has_decision) {
       os << " decision=";
-      if (inst.name == "sample_categorical" && inst.decision.size() == 1) {
+      if ((inst.name == "sample_categorical" || inst.name == "sample_compute_location") && inst.decision.size() == 1) {
         os << inst.decision[0];
       } else {
         os << "[";

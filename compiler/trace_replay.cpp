@@ -113,6 +113,26 @@ class TraceReplayer {
       TF_ASSIGN_OR_RETURN(int64_t outer, Int(3));
       return Wrap(sch_.PackLayout(b, int(dim), factor, int(outer)));
     }
+    if (n == "storage_align") {
+      TF_ASSIGN_OR_RETURN(BlockRV b, Block(0));
+      TF_ASSIGN_OR_RETURN(int64_t axis, Int(1));
+      TF_ASSIGN_OR_RETURN(int64_t factor, Int(2));
+      TF_ASSIGN_OR_RETURN(int64_t offset, Int(3));
+      return Wrap(sch_.StorageAlign(b, int(axis), factor, offset));
+    }
+    if (n == "rfactor") {
+      TF_ASSIGN_OR_RETURN(LoopRV l, Loop(0));
+      TF_ASSIGN_OR_RETURN(int64_t axis, Int(1));
+      TF_ASSIGN_OR_RETURN(BlockRV rf, Wrap(sch_.RFactor(l, int(axis))));
+      return Define({rf.id});
+    }
+    if (n == "sample_compute_location") {
+      TF_ASSIGN_OR_RETURN(BlockRV b, Block(0));
+      std::optional<int64_t> d;
+      if (decision && !decision->empty()) d = (*decision)[0];
+      TF_ASSIGN_OR_RETURN(LoopRV l, Wrap(sch_.SampleComputeLocation(b, d)));
+      return Define({l.id});
+    }
     if (n == "sample_perfect_tile") {
       TF_ASSIGN_OR_RETURN(LoopRV l, Loop(0));
       TF_ASSIGN_OR_RETURN(int64_t parts, Int(1));

@@ -106,6 +106,16 @@ class Schedule {
   // (dim 1, factor c, outer_position 1); a [K, N] weight packed into panels
   // [N/16, K, 16] is (dim 1, 16, outer_position 0). E must divide by factor.
   Status PackLayout(BlockRV block, int dim, int64_t factor, int outer_position);
+  // Pads the innermost dimension of the intermediate buffer `block` writes so
+  // that the stride of dimension `axis` is congruent to `offset` modulo
+  // `factor` (avoids cache-set or shared-memory bank conflicts).
+  Status StorageAlign(BlockRV block, int axis, int64_t factor, int64_t offset);
+  // Factors the reduction of `block` over `loop` (one of its reduction loops)
+  // into a new block "<name>_rf" that keeps one partial result per iteration
+  // of `loop` in a buffer with an extra dimension at `factor_axis`; `block`
+  // then reduces those partials. The loop becomes a spatial loop of the rf
+  // block, so it can be vectorized or parallelized. Returns the rf block.
+  Result<BlockRV> RFactor(LoopRV loop, int factor_axis);
 
   // ---- sampling (decisions are recorded; `decision` forces one when replaying)
   // n factors whose product is the loop's extent, innermost at most max_innermost.
@@ -115,6 +125,14 @@ class Schedule {
   Result<ValueRV> SampleCategorical(const std::vector<int64_t>& candidates, const std::vector<double>& probs,
                                     std::optional<int64_t> decision = std::nullopt);
   int64_t Get(ValueRV v) const { return values_.at(size_t(v.id)); }
+  // A loop at which `block` may be computed (compute_at), drawn uniformly from
+  // the loops enclosing all of its consumers, or the root handle meaning
+  // "where it is now" (compute_at to it changes nothing). The decision is the
+  // index into that candidate list (outermost first), -1 for root.
+  Result<LoopRV> SampleComputeLocation(BlockRV block, std::optional<int64_t> decision = std::nullopt);
+  bool IsRootLoop(LoopRV loop) const {
+    return loop.id >= 0 && size_t(loop.id) < loops_.size() && !loops_[size_t(loop.id)].defined();
+  }
 
  private:
   friend class TraceReplayer;
