@@ -1,0 +1,63 @@
+// Measuring candidates: build a scheduled kernel, run it isolated, time it,
+// check it against the reference. The same request/result types travel over
+// gRPC to fleet workers later; LocalMeasurer is the embedded, on-this-machine
+// implementation the tuner uses by default.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tunefarm/common/status.h"
+
+namespace tunefarm {
+
+enum class MeasureErrorKind : uint8_t {
+  kNone = 0,
+  kInvalidCandidate,  // the trace does not apply to the workload
+  kCompileError,
+  kRuntimeError,      // crashed (signal) or returned an error
+  kTimeout,           // build or run exceeded its deadline
+  kWrongResult,       // output differs from the reference
+  kWorkerLost,        // the measuring process vanished for another reason
+};
+const char* MeasureErrorKindName(MeasureErrorKind kind);  // "compile_error", ...
+
+struct MeasureOptions {
+  int repeat = 3;               // timed groups, all reported
+  int number = 0;               // runs per group; 0: enough to last min_repeat_ms
+  double min_repeat_ms = 20;    // minimum duration of one group
+  bool flush_cache = false;     // evict caches between groups
+  double build_timeout_s = 30;
+  double run_timeout_s = 10;    // for warm-up + all groups of one candidate
+  uint64_t input_seed = 42;     // random inputs, identical for reference and candidate
+  int num_threads = 0;          // threads for parallel loops; 0: the runtime default
+  bool check_correctness = true;
+};
+
+struct MeasureInput {
+  std::string candidate_id;   // echoed back; unique per candidate
+  std::string workload_text;  // the workload language text
+  std::string trace_text;     // Trace::ToText(); empty = default schedule
+  std::string target;         // Target::ToString()
+};
+
+struct MeasureResult {
+  std::string candidate_id;
+  MeasureErrorKind error = MeasureErrorKind::kNone;
+  std::string error_message;
+  std::vector<double> repeat_seconds;  // seconds per run, one per group
+  double build_seconds = 0;
+  double MeanSeconds() const;  // mean of repeat_seconds; +inf on error
+};
+
+class Measurer {
+ public:
+  virtual ~Measurer() = default;
+  // Measures every input (in order, one result each). Never throws; a failed
+  // candidate is a result with an error kind, not a failed call.
+  virtual std::vector<MeasureResult> Measure(const std::vector<MeasureInput>& inputs, const MeasureOptions& options) = 0;
+};
+
+}  // namespace tunefarm
