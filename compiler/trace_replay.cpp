@@ -138,7 +138,7 @@ class TraceReplayer {
       TF_ASSIGN_OR_RETURN(int64_t parts, Int(1));
       TF_ASSIGN_OR_RETURN(int64_t max_innermost, Int(2));
       std::optional<std::vector<int64_t>> d;
-      if (decision) d = *decision;
+      if (decision && !decision->empty()) d = *decision;
       TF_ASSIGN_OR_RETURN(std::vector<ValueRV> values, Wrap(sch_.SamplePerfectTile(l, int(parts), max_innermost, d)));
       std::vector<int> ids;
       for (ValueRV v : values) ids.push_back(v.id);

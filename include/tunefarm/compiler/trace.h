@@ -73,7 +73,8 @@ class Trace {
 
   // Applies every instruction to `sch` (a fresh schedule of the workload the
   // trace was made on). `decisions` overrides the decision of the instruction
-  // at that index. A trace that does not fit the workload gives InvalidArgument
+  // at that index; an empty override means "sample anew" with sch's random
+  // generator (what mutation uses). A trace that does not fit the workload gives InvalidArgument
   // naming the instruction's line and the problem.
   Status ApplyTo(Schedule& sch, const std::map<size_t, std::vector<int64_t>>& decisions = {}) const;
 
