@@ -78,9 +78,16 @@ Result<BlockRV> Schedule::CacheWrite(BlockRV block_rv, MemoryScope scope) {
   const Store* store = sched::BlockStore(block);
   if (!store) return Status::InvalidArgument("cache_write(" + name + "): the block's body is not a single store");
   const Buffer& dst = store->buffer;
+  const StmtNode* nest = NestTop(func_.body, block);
+  // The write-back copies the whole buffer: under a loop shared with other
+  // blocks it would run once per iteration and copy stale elements over
+  // the ones other iterations wrote.
+  if (auto outer = sched::LoopsAbove(func_.body, nest); !outer.empty()) {
+    return Status::InvalidArgument("cache_write(" + name + "): the block is inside loop " + outer.back()->loop_var.name() +
+                                   " with other statements; cache_write it before compute_at / reverse_compute_at");
+  }
   Buffer cache = MakeBuffer(sched::UniqueName(func_, dst->name + "_" + MemoryScopeName(scope)), dst->dtype, dst->shape, scope);
   std::string copy_name = sched::UniqueName(func_, name + "_write_back");
-  const StmtNode* nest = NestTop(func_.body, block);
   Stmt nest_stmt = sched::FindStmt(func_.body, nest);
   Stmt rewritten = sched::ReplaceNode(nest_stmt, block, RewriteBlockBuffer(block, dst.get(), cache));
   Stmt replacement = Allocate::Make(cache, SeqStmt::Make({rewritten, CopyNest(copy_name, cache, dst)}));

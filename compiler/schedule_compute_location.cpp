@@ -51,6 +51,31 @@ std::vector<const Block*> Readers(const Stmt& root, const BufferNode* buffer, co
   return out;
 }
 
+// Position of `block` in program order, or -1.
+int ProgramIndex(const std::vector<const Block*>& order, const Block* block) {
+  auto it = std::find(order.begin(), order.end(), block);
+  return it == order.end() ? -1 : int(it - order.begin());
+}
+
+// A block that writes one of `consumer`'s inputs (other than `except`) at or
+// after program position `position`: moving the consumer there would read it early.
+const Block* LateWriter(const Stmt& root, const Block* consumer, const BufferNode* except, int position,
+                        const BufferNode** buffer) {
+  std::vector<const Block*> order = sched::BlocksUnder(root);
+  for (const Buffer& b : sched::BlockReadBuffers(consumer)) {
+    if (b.get() == except) continue;
+    for (const Block* w : order) {
+      const Store* s = sched::BlockStore(w);
+      if (w == consumer || !s || s->buffer.get() != b.get()) continue;
+      if (ProgramIndex(order, w) >= position) {
+        *buffer = b.get();
+        return w;
+      }
+    }
+  }
+  return nullptr;
+}
+
 bool IsUnder(const Stmt& root, const StmtNode* node, const For* loop) {
   for (const For* f : sched::LoopsAbove(root, node)) {
     if (f == loop) return true;
@@ -264,6 +289,21 @@ Status Schedule::ReverseComputeAt(BlockRV block_rv, LoopRV loop_rv) {
     }
   }
   if (!producer) return fail("it reads nothing that is produced inside the loop");
+  {
+    // Its other inputs must be complete before the loop starts.
+    std::vector<const Block*> order = sched::BlocksUnder(root);
+    int first_in_loop = int(order.size());
+    for (size_t i = 0; i < order.size(); ++i) {
+      if (IsUnder(root, order[i], loop)) {
+        first_in_loop = int(i);
+        break;
+      }
+    }
+    const BufferNode* late = nullptr;
+    if (const Block* w = LateWriter(root, consumer, buffer, first_in_loop, &late)) {
+      return fail("it also reads " + late->name + ", which block " + w->name + " writes after the loop starts");
+    }
+  }
   TF_ASSIGN_OR_RETURN(auto varying, InnerLoops(root, producer, loop));
   for (const IterVar& iv : producer->iter_vars) {
     if (iv.kind != IterKind::kReduce) continue;
@@ -392,6 +432,20 @@ Status Schedule::ReverseComputeInline(BlockRV block_rv) {
     }
   }
   if (dim_of.size() != consumer->iter_vars.size()) return fail("its iteration space differs from " + buffer->name + "'s shape");
+  for (const IterVar& iv : consumer->iter_vars) {
+    if (iv.extent != buffer->shape[dim_of.at(iv.var.get())]) {
+      return fail("it covers only part of " + buffer->name + " (iteration variable " + iv.var.name() + " has extent " +
+                  std::to_string(iv.extent) + ", the buffer " + std::to_string(buffer->shape[dim_of.at(iv.var.get())]) + ")");
+    }
+  }
+  {
+    // Its other inputs must be complete where the producer runs.
+    std::vector<const Block*> order = sched::BlocksUnder(root);
+    const BufferNode* late = nullptr;
+    if (const Block* w = LateWriter(root, consumer, buffer, ProgramIndex(order, producer), &late)) {
+      return fail("it also reads " + late->name + ", which block " + w->name + " writes after " + producer->name);
+    }
+  }
   const Store* pstore = sched::BlockStore(producer);
   std::map<const Variable*, Expr> to_producer;
   for (const auto& [v, d] : dim_of) to_producer[v] = pstore->indices[d];
