@@ -12,9 +12,11 @@
 // literal, i64 otherwise. Everything else must match exactly; a mismatch asks
 // for a cast. A cast of a single literal (`i32(5)`, `f16(-0.5)`) builds an
 // immediate of that type, which is how the printer writes typed constants.
+#include <algorithm>
 #include <cfloat>
 #include <optional>
 
+#include "workload_ir_util.h"
 #include "workload_sema.h"
 
 namespace tunefarm::wl {
@@ -458,11 +460,27 @@ class ExprBuilder {
   std::vector<Fact> facts_;  // conditions of the enclosing select branches
 };
 
+int IrDepth(const Expr& e) {
+  int depth = 0;
+  for (const Expr& c : ExprChildren(e)) depth = std::max(depth, IrDepth(c));
+  return depth + 1;
+}
+
 }  // namespace
 
 Result<ir::Expr> BuildStageBody(const AstExpr& body, const StageScope& scope) {
   ExprBuilder builder(scope);
-  return builder.Build(body, std::nullopt);
+  TF_ASSIGN_OR_RETURN(Expr e, builder.Build(body, std::nullopt));
+  // The IR can be a little deeper than the text (index casts), and its
+  // canonical print a little deeper again (typed literals): keeping the IR
+  // a few levels under the text limit guarantees that PrintWorkload's output
+  // parses back.
+  if (IrDepth(e) > kMaxDepth - 4) {
+    return ErrorAt(*scope.source, body.start,
+                   "expression nested too deeply (more than " + std::to_string(kMaxDepth - 4) +
+                       " levels once built), expected a simpler expression or intermediate stages");
+  }
+  return e;
 }
 
 }  // namespace tunefarm::wl

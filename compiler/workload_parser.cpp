@@ -269,8 +269,11 @@ class Parser {
     ~NestGuard() { --*n_; }
     int* n_;
   };
+  // Recursion per tree level is at most a few calls (operand, parenthesis,
+  // unary), so this limit only guards the stack; the tree depth limit is the
+  // one users meet.
   Status CheckNesting() const {
-    if (nesting_ > kMaxDepth) {
+    if (nesting_ > 4 * kMaxDepth) {
       return Error("expression nested too deeply (more than " + std::to_string(kMaxDepth) +
                    " levels), expected a simpler expression");
     }

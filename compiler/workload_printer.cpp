@@ -7,6 +7,7 @@
 // next to a typed operand is written bare (it adopts that type); a literal
 // tree on its own is bare only if it is i64 or f32 (the defaults), otherwise
 // each literal is written as a typed cast such as i32(5) or f16(0.5).
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <optional>
@@ -88,6 +89,16 @@ std::string FloatText(double v) {
   return s;
 }
 
+// Sub(0, x) is what the parser builds for `-x` when x is not a single
+// literal; printing it back as `-x` keeps the text as shallow as the source.
+bool IsNegation(const Expr& e) {
+  const auto* sub = e.as<ir::BinaryNode<IRNodeKind::kSub>>();
+  if (!sub || IsImm(sub->b) || !(e.dtype().is_float() || e.dtype().is_int())) return false;
+  if (const auto* i = sub->a.as<ir::IntImm>()) return i->value == 0;
+  if (const auto* f = sub->a.as<ir::FloatImm>()) return std::bit_cast<uint64_t>(f->value) == 0;
+  return false;
+}
+
 class ExprPrinter {
  public:
   Printed Print(const Expr& e, std::optional<DataType> implied) {
@@ -100,6 +111,7 @@ class ExprPrinter {
     const char* op_text = nullptr;
     int prec = InfixOf(e.kind(), &op_text);
     std::vector<Expr> children = wl::ExprChildren(e);
+    if (IsNegation(e)) return {"-" + Wrap(Print(children[1], std::nullopt), kUnaryPrec), kUnaryPrec};
     if (prec > 0) {
       Printed a, b;
       PrintPair(children[0], children[1], &a, &b);

@@ -186,6 +186,25 @@ TEST(WorkloadParser, TypedLiteralsAndNegationsRoundTrip) {
   EXPECT_EQ(text, PrintWorkload(*again));
 }
 
+TEST(WorkloadParser, DeepButAcceptedExpressionsRoundTrip) {
+  // Found by the fuzzer: the printed form of a long chain of negations must
+  // not be deeper than what the parser accepts.
+  std::string negations(200, '-');
+  std::string casts = "i";
+  for (int n = 0; n < 100; ++n) casts = "X[i32(" + casts + ") % 4]";
+  for (const std::string& body : {negations + "(X[i] + 1)", casts, negations + "f32(i32(i))"}) {
+    SCOPED_TRACE(body);
+    Result<Workload> w = ParseWorkload("workload t(N = 4) {\n X = input i64[N]\n y[i: 4] = " + body + "\n output y\n}");
+    if (!w.ok()) {
+      EXPECT_NE(w.status().message().find("nested too deeply"), std::string::npos) << w.status().message();
+      continue;
+    }
+    Result<Workload> again = ParseWorkload(PrintWorkload(*w));
+    ASSERT_TRUE(again.ok()) << again.status().ToString();
+    EXPECT_TRUE(StructurallyEqual(*w, *again));
+  }
+}
+
 TEST(WorkloadParser, GuardedAccessesAreAccepted) {
   // Padding guards in several spellings: on the index expression, on the
   // variable, through negation and through an else branch.
