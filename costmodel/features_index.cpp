@@ -1,0 +1,202 @@
+// Linear forms and interval bounds of index expressions (features_index.h).
+#include "features_index.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace tunefarm::costmodel::detail {
+
+using namespace ir;
+
+namespace {
+
+// Floor division and modulo, as the IR defines integer Div and Mod.
+int64_t FloorDiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+int64_t FloorMod(int64_t a, int64_t b) { return a - FloorDiv(a, b) * b; }
+
+bool MulOverflows(int64_t a, int64_t b, int64_t* out) { return __builtin_mul_overflow(a, b, out); }
+
+Interval VarRange(const Variable* v, const LoopStack& loops, VaryingLoops varying) {
+  int d = loops.DepthOf(v);
+  if (d < 0) return Interval::Unbounded();
+  const LoopInfo& l = loops.at(d);
+  if (varying.only_depth >= 0) {
+    return d == varying.only_depth ? Interval{l.min, l.min + std::min<int64_t>(l.extent - 1, 1)}
+                                   : Interval{l.min, l.min};
+  }
+  return d >= varying.vary_from ? Interval{l.min, l.min + l.extent - 1} : Interval{l.min, l.min};
+}
+
+// Accumulates scale * e into form; false when e is not affine in loop variables.
+bool Linearize(const Expr& e, int64_t scale, const LoopStack& loops, IndexForm* form) {
+  switch (e.kind()) {
+    case IRNodeKind::kIntImm: form->constant += scale * e.as<IntImm>()->value; return true;
+    case IRNodeKind::kVariable: {
+      int d = loops.DepthOf(e.as<Variable>());
+      if (d < 0) return false;
+      form->coef[static_cast<size_t>(d)] += scale;
+      return true;
+    }
+    case IRNodeKind::kAdd: {
+      const auto* op = e.as<Add>();
+      return Linearize(op->a, scale, loops, form) && Linearize(op->b, scale, loops, form);
+    }
+    case IRNodeKind::kSub: {
+      const auto* op = e.as<Sub>();
+      return Linearize(op->a, scale, loops, form) && Linearize(op->b, -scale, loops, form);
+    }
+    case IRNodeKind::kMul: {
+      const auto* op = e.as<Mul>();
+      int64_t s = 0;
+      if (const int64_t* c = AsConstInt(op->b); c && !MulOverflows(scale, *c, &s)) return Linearize(op->a, s, loops, form);
+      if (const int64_t* c = AsConstInt(op->a); c && !MulOverflows(scale, *c, &s)) return Linearize(op->b, s, loops, form);
+      return false;
+    }
+    case IRNodeKind::kCast: return e.dtype().is_integer() && Linearize(e.as<Cast>()->value, scale, loops, form);
+    default: return false;
+  }
+}
+
+Interval Combine(IRNodeKind k, Interval a, Interval b) {
+  if (!a.bounded || !b.bounded) return Interval::Unbounded();
+  switch (k) {
+    case IRNodeKind::kAdd: return {a.lo + b.lo, a.hi + b.hi};
+    case IRNodeKind::kSub: return {a.lo - b.hi, a.hi - b.lo};
+    case IRNodeKind::kMul: {
+      int64_t p[4];
+      if (MulOverflows(a.lo, b.lo, &p[0]) || MulOverflows(a.lo, b.hi, &p[1]) || MulOverflows(a.hi, b.lo, &p[2]) ||
+          MulOverflows(a.hi, b.hi, &p[3])) {
+        return Interval::Unbounded();
+      }
+      return {*std::min_element(p, p + 4), *std::max_element(p, p + 4)};
+    }
+    case IRNodeKind::kDiv:
+      // Only division by a positive constant is bounded (what split/fuse produce).
+      if (b.lo != b.hi || b.lo <= 0) return Interval::Unbounded();
+      return {FloorDiv(a.lo, b.lo), FloorDiv(a.hi, b.lo)};
+    case IRNodeKind::kMod: {
+      if (b.lo != b.hi || b.lo <= 0) return Interval::Unbounded();
+      int64_t m = b.lo;
+      if (a.hi - a.lo + 1 >= m) return {0, m - 1};
+      int64_t lo = FloorMod(a.lo, m), hi = FloorMod(a.hi, m);
+      return lo <= hi ? Interval{lo, hi} : Interval{0, m - 1};
+    }
+    case IRNodeKind::kMin: return {std::min(a.lo, b.lo), std::min(a.hi, b.hi)};
+    case IRNodeKind::kMax: return {std::max(a.lo, b.lo), std::max(a.hi, b.hi)};
+    default: return Interval::Unbounded();
+  }
+}
+
+}  // namespace
+
+Interval EvalInterval(const Expr& e, const LoopStack& loops, VaryingLoops varying) {
+  switch (e.kind()) {
+    case IRNodeKind::kIntImm: {
+      int64_t v = e.as<IntImm>()->value;
+      return {v, v};
+    }
+    case IRNodeKind::kVariable: return VarRange(e.as<Variable>(), loops, varying);
+    case IRNodeKind::kCast: return EvalInterval(e.as<Cast>()->value, loops, varying);
+    case IRNodeKind::kSelect: {
+      const auto* op = e.as<Select>();
+      Interval t = EvalInterval(op->true_value, loops, varying);
+      Interval f = EvalInterval(op->false_value, loops, varying);
+      if (!t.bounded || !f.bounded) return Interval::Unbounded();
+      return {std::min(t.lo, f.lo), std::max(t.hi, f.hi)};
+    }
+#define TF_INTERVAL_BINARY(K)                                                          \
+  case IRNodeKind::k##K: {                                                             \
+    const auto* op = e.as<K>();                                                        \
+    return Combine(IRNodeKind::k##K, EvalInterval(op->a, loops, varying), EvalInterval(op->b, loops, varying)); \
+  }
+      TF_INTERVAL_BINARY(Add)
+      TF_INTERVAL_BINARY(Sub)
+      TF_INTERVAL_BINARY(Mul)
+      TF_INTERVAL_BINARY(Div)
+      TF_INTERVAL_BINARY(Mod)
+      TF_INTERVAL_BINARY(Min)
+      TF_INTERVAL_BINARY(Max)
+#undef TF_INTERVAL_BINARY
+    default: return Interval::Unbounded();  // loads in indices, floats: unknown
+  }
+}
+
+uint64_t LoopVarMask(const Expr& e, const LoopStack& loops) {
+  if (!e.defined()) return 0;
+  switch (e.kind()) {
+    case IRNodeKind::kIntImm:
+    case IRNodeKind::kFloatImm: return 0;
+    case IRNodeKind::kVariable: {
+      int d = loops.DepthOf(e.as<Variable>());
+      return d < 0 ? 0 : uint64_t{1} << d;
+    }
+    case IRNodeKind::kCast: return LoopVarMask(e.as<Cast>()->value, loops);
+    case IRNodeKind::kNot: return LoopVarMask(e.as<Not>()->a, loops);
+    case IRNodeKind::kSelect: {
+      const auto* op = e.as<Select>();
+      return LoopVarMask(op->condition, loops) | LoopVarMask(op->true_value, loops) |
+             LoopVarMask(op->false_value, loops);
+    }
+    case IRNodeKind::kLoad: {
+      uint64_t m = 0;
+      for (const Expr& i : e.as<Load>()->indices) m |= LoopVarMask(i, loops);
+      return m;
+    }
+    case IRNodeKind::kCall: {
+      uint64_t m = 0;
+      for (const Expr& a : e.as<Call>()->args) m |= LoopVarMask(a, loops);
+      return m;
+    }
+#define TF_MASK_BINARY(K)                                   \
+  case IRNodeKind::k##K: {                                  \
+    const auto* op = e.as<K>();                             \
+    return LoopVarMask(op->a, loops) | LoopVarMask(op->b, loops); \
+  }
+      TF_MASK_BINARY(Add) TF_MASK_BINARY(Sub) TF_MASK_BINARY(Mul) TF_MASK_BINARY(Div) TF_MASK_BINARY(Mod)
+      TF_MASK_BINARY(Min) TF_MASK_BINARY(Max) TF_MASK_BINARY(EQ) TF_MASK_BINARY(NE) TF_MASK_BINARY(LT)
+      TF_MASK_BINARY(LE) TF_MASK_BINARY(GT) TF_MASK_BINARY(GE) TF_MASK_BINARY(And) TF_MASK_BINARY(Or)
+#undef TF_MASK_BINARY
+    default: return 0;
+  }
+}
+
+IndexForm AnalyzeIndex(const Expr& e, const LoopStack& loops) {
+  IndexForm form;
+  form.expr = &e;
+  form.linear = Linearize(e, 1, loops, &form);
+  if (form.linear) {
+    for (int d = 0; d < kMaxDepth; ++d) {
+      if (form.coef[static_cast<size_t>(d)] != 0) form.mask |= uint64_t{1} << d;
+    }
+  } else {
+    form.mask = LoopVarMask(e, loops);
+  }
+  return form;
+}
+
+int64_t IndexForm::Width(const LoopStack& loops, int level, int64_t dim_extent) const {
+  if ((mask >> std::min(level, 63)) == 0 || level >= loops.depth()) return 1;
+  int64_t w = 1;
+  if (linear) {
+    for (int d = level; d < std::min(loops.depth(), kMaxDepth); ++d) {
+      w += std::abs(coef[static_cast<size_t>(d)]) * (loops.at(d).extent - 1);
+      if (w >= dim_extent) return dim_extent;
+    }
+  } else {
+    Interval iv = EvalInterval(*expr, loops, VaryingLoops{level, -1});
+    w = iv.bounded ? iv.width() : dim_extent;
+  }
+  return std::clamp<int64_t>(w, 1, dim_extent);
+}
+
+int64_t IndexForm::Step(const LoopStack& loops, int d) const {
+  if (d >= kMaxDepth || !((mask >> d) & 1)) return 0;
+  if (linear) return std::abs(coef[static_cast<size_t>(d)]);
+  Interval iv = EvalInterval(*expr, loops, VaryingLoops{0, d});
+  return iv.bounded ? iv.hi - iv.lo : 1;
+}
+
+}  // namespace tunefarm::costmodel::detail

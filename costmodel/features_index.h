@@ -1,0 +1,94 @@
+// Index analysis for feature extraction (internal to costmodel/).
+//
+// LoopStack is the stack of loops around the statement being visited,
+// outermost first. Index expressions are analysed against it in two ways:
+//  * IndexForm: a linear form sum(coef[d] * loop_var[d]) + constant when the
+//    expression is affine in the loop variables (the common case: splits and
+//    reorders give affine indices), computed once per index so that region
+//    sizes at every loop level cost O(depth) arithmetic, no tree walks;
+//  * interval evaluation, the fallback for non-affine indices (fuse gives
+//    floor-div and floor-mod, padding gives selects): bounds of the index
+//    with some loop variables varying over their ranges, the others fixed at
+//    their first value.
+// Loops deeper than kMaxDepth are treated as unknown variables (unbounded).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "tunefarm/compiler/ir.h"
+
+namespace tunefarm::costmodel::detail {
+
+inline constexpr int kMaxDepth = 32;
+
+// GPU binding of a loop, classified once from its thread tag.
+enum class Binding : int8_t { kNone = -1, kBlockX, kBlockY, kBlockZ, kThreadX, kThreadY, kThreadZ, kVThread };
+
+struct LoopInfo {
+  const ir::Variable* var = nullptr;
+  int64_t min = 0;
+  int64_t extent = 1;
+  ir::ForKind kind = ir::ForKind::kSerial;
+  Binding binding = Binding::kNone;
+  int64_t auto_unroll = 0;  // pragma_auto_unroll_max_step, 0 when absent
+};
+
+class LoopStack {
+ public:
+  void Push(const LoopInfo& loop) { loops_.push_back(loop); }
+  void Pop() { loops_.pop_back(); }
+  int depth() const { return static_cast<int>(loops_.size()); }
+  const LoopInfo& at(int d) const { return loops_[static_cast<size_t>(d)]; }
+  // Depth of the loop whose variable is v, or -1 (searched innermost first:
+  // index expressions mostly use the inner loops).
+  int DepthOf(const ir::Variable* v) const {
+    for (int d = depth() - 1; d >= 0; --d) {
+      if (loops_[static_cast<size_t>(d)].var == v) return d < kMaxDepth ? d : -1;
+    }
+    return -1;
+  }
+
+ private:
+  std::vector<LoopInfo> loops_;
+};
+
+struct Interval {
+  int64_t lo = 0;
+  int64_t hi = 0;
+  bool bounded = true;
+  static Interval Unbounded() { return {0, 0, false}; }
+  int64_t width() const { return hi - lo + 1; }
+};
+
+// Which loops vary when an index is evaluated: loops at depth >= vary_from
+// over their whole range; if only_depth >= 0, instead only that loop, over
+// its first two values (to measure a stride); the rest sit at their minimum.
+struct VaryingLoops {
+  int vary_from = 0;
+  int only_depth = -1;
+};
+
+Interval EvalInterval(const ir::Expr& e, const LoopStack& loops, VaryingLoops varying);
+
+// Bit d set if the expression uses the variable of the loop at depth d.
+uint64_t LoopVarMask(const ir::Expr& e, const LoopStack& loops);
+
+struct IndexForm {
+  const ir::Expr* expr = nullptr;
+  bool linear = false;
+  int64_t constant = 0;
+  std::array<int64_t, kMaxDepth> coef{};
+  uint64_t mask = 0;  // loops the index uses
+
+  // Values the index takes when loops at depth >= level vary (an upper bound
+  // for non-affine indices), capped at `dim_extent`.
+  int64_t Width(const LoopStack& loops, int level, int64_t dim_extent) const;
+  // |change of the index| when loop `d` advances by one.
+  int64_t Step(const LoopStack& loops, int d) const;
+};
+
+IndexForm AnalyzeIndex(const ir::Expr& e, const LoopStack& loops);
+
+}  // namespace tunefarm::costmodel::detail

@@ -1,0 +1,78 @@
+// The extractor behind ExtractFeatures (internal to costmodel/).
+//
+// One Extractor walks one PrimFunc at a time and keeps its scratch vectors
+// between programs, so that extracting features for a batch allocates almost
+// nothing after the first program. Not thread-safe; use one per thread.
+#pragma once
+
+#include <array>
+#include <vector>
+
+#include "features_index.h"
+#include "tunefarm/costmodel/features.h"
+
+namespace tunefarm::costmodel::detail {
+
+// Counts the arithmetic of an expression tree by kind (StoreFeature slots
+// kFloatMad..kCastOp), per iteration, and collects the loads it meets.
+struct OpCounter {
+  std::array<double, kCastOp + 1> counts{};
+  std::vector<const ir::Load*> loads;
+  void Reset() {
+    counts.fill(0);
+    loads.clear();
+  }
+  void Count(const ir::Expr& e);
+};
+
+class Extractor {
+ public:
+  void Run(const ir::PrimFunc& f);
+  const std::vector<StoreRow>& rows() const { return rows_; }
+  int num_allocs() const { return num_allocs_; }
+  // Unique bytes summed over every buffer block of every store (program feature).
+  double total_unique_bytes() const { return total_unique_bytes_; }
+
+ private:
+  struct AllocRecord {
+    const ir::BufferNode* buffer;
+    double outer_prod;
+  };
+  // One buffer's accesses within the current store.
+  struct BufferAccess {
+    const ir::BufferNode* buffer = nullptr;
+    bool read = false, write = false;
+    int num_accesses = 0;
+    size_t first_form = 0, num_forms = 0;  // its IndexForms in forms_ (num_accesses x rank)
+    uint64_t mask = 0;                     // loops any of its indices use
+    double bytes = 0;                      // sort key
+    std::array<float, kBufferFeatures> features{};
+  };
+
+  void Walk(const ir::Stmt& s);
+  void OnStore(const ir::Store* op);
+  void DescribeLoops(uint64_t spatial_mask, float* v) const;
+  // Buffer blocks and the arithmetic-intensity curve (features_access.cpp).
+  void AnalyzeAccesses(const ir::Store* op, double trip, double float_ops_per_iter, float* v);
+  // Elements of `a`'s region with the loops at depth >= level varying.
+  double Region(const BufferAccess& a, int level) const;
+
+  LoopStack loops_;
+  std::vector<StoreRow> rows_;
+  std::vector<AllocRecord> allocs_;
+  std::vector<const ir::BufferNode*> touched_;  // buffers accessed by earlier stores
+  int num_allocs_ = 0;
+  double total_unique_bytes_ = 0;
+  OpCounter counter_;
+  struct RawAccess {
+    const ir::BufferNode* buffer;
+    const std::vector<ir::Expr>* indices;
+    bool write;
+  };
+  std::vector<RawAccess> raw_;
+  std::vector<BufferAccess> buffers_;
+  std::vector<IndexForm> forms_;
+  std::vector<double> level_bytes_;
+};
+
+}  // namespace tunefarm::costmodel::detail

@@ -1,0 +1,159 @@
+// Feature extraction: lowered loop IR -> fixed-length vectors for the cost model.
+//
+// Input is the output of LowerForCodegen (no Blocks; the loops and stores the
+// code generator sees). One walk of the IR builds one raw row per Store
+// (Ansor's per-store feature set, adapted to this IR: 165 values, laid out
+// by StoreFeature below), then pools the rows of a program into one vector of
+// kNumFeatures floats:
+//
+//   [0, kStoreFeatures)                    log2(1 + sum over stores of raw row)
+//   [kStoreFeatures, 2 * kStoreFeatures)   log2(1 + max over stores of raw row)
+//   [2 * kStoreFeatures, kNumFeatures)     program-level features (ProgramFeature)
+//
+// Why sum and max: Ansor predicts a score per store and sums them (pack-sum);
+// with one vector per program, the sum keeps the extensive quantities (ops,
+// bytes, lines) additive and the max keeps the dominant store's intensive
+// ones (vector length, stride, positions) from being diluted by cheap stores
+// such as reduction inits. Every index is documented in docs/costmodel.md.
+//
+// Extraction does no string work on the hot path (thread tags are classified
+// by their first characters once per loop) and allocates only a few reused
+// vectors; it is thread-compatible (no shared state).
+#pragma once
+
+#include <Eigen/Core>
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tunefarm/compiler/ir.h"
+
+namespace tunefarm::costmodel {
+
+// Buffers described per store (sorted by bytes accessed, largest first).
+inline constexpr int kMaxBuffers = 5;
+// Arithmetic-intensity curve samples per store.
+inline constexpr int kIntensitySamples = 10;
+
+// Where annotated loops (vectorized, unrolled, parallel) sit relative to the
+// store's spatial loops (their variable indexes the stored element) and
+// reduction loops (they do not). One-hot, 8 values, as in Ansor.
+enum class LoopPosition : int {
+  kNone = 0,
+  kInnerSpatial,
+  kMiddleSpatial,
+  kOuterSpatial,
+  kInnerReduce,
+  kMiddleReduce,
+  kOuterReduce,
+  kMixed,
+};
+inline constexpr int kNumLoopPositions = 8;
+
+// Per-buffer access block (kBufferFeatures values), repeated kMaxBuffers times.
+enum BufferFeature : int {
+  kAccessRead = 0,      // one-hot access kind: only read by the store
+  kAccessWrite,         //   only written
+  kAccessReadWrite,     //   read and written (reduction update)
+  kBytes,               // bytes accessed, counting repetition (trip count x accesses x elem bytes)
+  kUniqueBytes,         // bytes of the region touched over the whole loop nest
+  kLines,               // cache lines (64 B) touched, counting repetition
+  kUniqueLines,         // distinct cache lines of the region
+  kReuseLoopRead,       // one-hot reuse kind: an enclosing loop does not index the buffer
+  kReuseSerial,         //   the buffer was accessed by an earlier store (producer/consumer)
+  kReuseNone,           //   no reuse
+  kReuseDistIter,       // iterations between reuses (product of loops inside the reuse loop)
+  kReuseDistBytes,      // bytes all buffers of the store touch between reuses
+  kReuseCount,          // times the data is reused (extent of the reuse loop)
+  kBytesPerReuse,       // kBytes / kReuseCount
+  kUniqueBytesPerReuse,
+  kLinesPerReuse,
+  kUniqueLinesPerReuse,
+  kStride,              // elements between consecutive iterations of the innermost loop that moves the access
+  kBufferFeatures,
+};
+
+// Layout of one raw per-store row.
+enum StoreFeature : int {
+  // Arithmetic, each weighted by the trip count of the loops around the store
+  // (and by vector lanes). Float then int: mad (add/sub of a mul, an FMA
+  // candidate; its add and mul are also counted below), add/sub, mul,
+  // div/mod, cmp (comparisons, min, max), math calls (exp, log, sqrt, rsqrt,
+  // tanh, sigmoid, pow, erf), other calls (abs, floor, ceil). Int counts
+  // include index arithmetic.
+  kFloatMad = 0, kFloatAddSub, kFloatMul, kFloatDivMod, kFloatCmp, kFloatMath, kFloatOtherCall,
+  kIntMad, kIntAddSub, kIntMul, kIntDivMod, kIntCmp, kIntMath, kIntOtherCall,
+  kBoolOp,     // and/or/not
+  kSelectOp,   // select
+  kCastOp,     // casts
+  // Loop kinds among the loops around the store: number of such loops,
+  // product of their extents, extent of the innermost one, position one-hot.
+  kVecNum, kVecProd, kVecLen, kVecPos,
+  kUnrollNum = kVecPos + kNumLoopPositions, kUnrollProd, kUnrollLen, kUnrollPos,
+  kParallelNum = kUnrollPos + kNumLoopPositions, kParallelProd, kParallelLen, kParallelPos,
+  // GPU bindings (zero on CPU): any bound loop, then extents of the bindings.
+  kIsGpu = kParallelPos + kNumLoopPositions,
+  kBlockIdxX, kBlockIdxY, kBlockIdxZ, kThreadIdxX, kThreadIdxY, kThreadIdxZ, kVThread,
+  // kMaxBuffers blocks of BufferFeature.
+  kBufferBase,
+  // Allocation of the stored buffer when the program allocates it (cache or
+  // intermediate): its bytes, bytes x product of the loops around the
+  // Allocate, that product, and 1 if its scope is not global.
+  kAllocSize = kBufferBase + kMaxBuffers * kBufferFeatures,
+  kAllocProd, kAllocOuterProd, kAllocLocal,
+  // Outer-loop context: trip count of the store, loop depth, largest
+  // pragma_auto_unroll_max_step around it.
+  kOuterProd, kNumLoops, kAutoUnrollMaxStep,
+  // Arithmetic intensity (float ops / bytes touched) with the loops from
+  // the innermost up to a level varying, sampled at kIntensitySamples points
+  // from the innermost level (sample 0) to the whole nest (last sample).
+  kIntensity,
+  kStoreFeatures = kIntensity + kIntensitySamples,
+};
+static_assert(kStoreFeatures == 165, "docs/costmodel.md documents 165 per-store features");
+
+// Program-level features appended after the pooled rows.
+enum ProgramFeature : int {
+  kNumStores = 0,      // stores in the program
+  kNumAllocs,          // Allocate statements
+  kTotalFloatOps,      // float add/sub/mul/div/cmp/calls summed over stores (log2(1+x))
+  kTotalUniqueBytes,   // unique bytes of every buffer over every store (log2(1+x))
+  kProgramFeatures,
+};
+
+inline constexpr int kNumFeatures = 2 * kStoreFeatures + kProgramFeatures;
+
+// Offset of feature `f` of the `slot`-th buffer in a store row.
+constexpr int BufferFeatureIndex(int slot, BufferFeature f) { return kBufferBase + slot * kBufferFeatures + f; }
+
+// One raw (not log-scaled) per-store row.
+struct StoreRow {
+  const ir::BufferNode* buffer = nullptr;  // the stored buffer
+  std::array<float, kStoreFeatures> values{};
+};
+
+using FeatureVector = std::vector<float>;  // kNumFeatures values
+// Row-major so that a row is one candidate's contiguous vector (what
+// XGBoost's dense matrix constructors take).
+using FeatureMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// Raw per-store rows in program order (for tests and inspection).
+std::vector<StoreRow> ExtractStoreFeatures(const ir::PrimFunc& lowered);
+
+// The pooled vector of a lowered program (kNumFeatures values).
+FeatureVector ExtractFeatures(const ir::PrimFunc& lowered);
+// Same, written to out[0, kNumFeatures).
+void ExtractFeatures(const ir::PrimFunc& lowered, float* out);
+// One row per program.
+FeatureMatrix ExtractFeatureMatrix(const std::vector<const ir::PrimFunc*>& lowered);
+
+// Float operations of a raw row the way Workload::Flops counts them
+// (add/sub, mul, div/mod, cmp, calls; mad is not added again).
+double RowFloatOps(const StoreRow& row);
+
+// Short name of a pooled-vector index ("sum.float_mul", "max.buf0.stride",
+// "prog.num_stores"); for docs, dumps and debugging, not the hot path.
+std::string FeatureName(int index);
+
+}  // namespace tunefarm::costmodel
