@@ -1,0 +1,267 @@
+// One batch in the runner: build every candidate (in parallel), then check
+// and time them one at a time. Builds finish before timing starts so that no
+// compile competes with a timed kernel for cores or caches.
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <thread>
+
+#include "runner.h"
+#include "tunefarm/compiler/lower.h"
+#include "tunefarm/compiler/schedule.h"
+#include "tunefarm/compiler/target.h"
+#include "tunefarm/compiler/trace.h"
+#include "tunefarm/compiler/workload_parser.h"
+#include "tunefarm/runtime/runtime.h"
+
+namespace tunefarm::runner {
+
+using nlohmann::json;
+using worker_protocol::TestFault;
+using Clock = std::chrono::steady_clock;
+
+struct Session::Built {
+  bool ok = false;
+  MeasureResult failure;  // when !ok: the answer, already final
+  TestFault fault = TestFault::kNone;
+  std::optional<Workload> workload;
+  ir::PrimFunc func;                  // the scheduled PrimFunc (its params fix the argument order)
+  std::unique_ptr<JitKernel> kernel;  // freed as soon as the candidate is measured
+  double build_seconds = 0;
+};
+
+namespace {
+
+double SecondsSince(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// True if the trace has an instruction or header, not only comments and blanks.
+bool HasTraceContent(const std::string& text) {
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    size_t first = text.find_first_not_of(" \t\r", pos);
+    if (first != std::string::npos && first < end && text[first] != '#') return true;
+    pos = end + 1;
+  }
+  return false;
+}
+
+MeasureResult Failure(const MeasureInput& in, MeasureErrorKind kind, std::string message) {
+  MeasureResult r;
+  r.candidate_id = in.candidate_id;
+  r.error = kind;
+  r.error_message = std::move(message);
+  return r;
+}
+
+[[noreturn]] void HangForever() {
+  while (true) ::pause();
+}
+
+json Event(const char* type, int index) { return {{"type", type}, {"index", index}}; }
+
+}  // namespace
+
+void Session::Build(const MeasureInput& in, int index, Built& out) {
+  auto start = Clock::now();
+  auto fail = [&](MeasureErrorKind kind, std::string message) {
+    out.ok = false;
+    out.failure = Failure(in, kind, std::move(message));
+    out.failure.build_seconds = SecondsSince(start);
+  };
+  if (test_faults_) {
+    auto fault = worker_protocol::FindTestFault(in.trace_text);
+    if (!fault.ok()) return fail(MeasureErrorKind::kInvalidCandidate, fault.status().message());
+    out.fault = *fault;
+  }
+  ParseOptions parse_options;
+  parse_options.source_name = "workload";
+  auto workload = ParseWorkload(in.workload_text, parse_options);
+  if (!workload.ok()) return fail(MeasureErrorKind::kInvalidCandidate, workload.status().message());
+  Target target = Target::Host();
+  if (!in.target.empty()) {
+    auto parsed = Target::Parse(in.target);
+    if (!parsed.ok()) return fail(MeasureErrorKind::kInvalidCandidate, "target: " + parsed.status().message());
+    target = *parsed;
+  }
+  if (!target.is_host()) {
+    return fail(MeasureErrorKind::kInvalidCandidate, "target '" + target.ToString() +
+                                                         "' cannot run on this machine (host: " +
+                                                         Target::Host().ToString() + ")");
+  }
+  auto func = LowerToPrimFunc(*workload);
+  if (!func.ok()) return fail(MeasureErrorKind::kCompileError, "lowering: " + func.status().message());
+  if (HasTraceContent(in.trace_text)) {
+    auto trace = Trace::Parse(in.trace_text);
+    if (!trace.ok()) return fail(MeasureErrorKind::kInvalidCandidate, "trace: " + trace.status().message());
+    Schedule sch(*func);
+    Status s = trace->ApplyTo(sch);
+    if (!s.ok()) return fail(MeasureErrorKind::kInvalidCandidate, "trace: " + s.message());
+    out.func = sch.func();
+  } else {
+    out.func = *func;
+  }
+  // TEST DEVICE: misbehave while building, on request (runner started with
+  // TUNEFARM_RUNNER_TEST_FAULTS=1 only).
+  if (out.fault == TestFault::kHangBuild) HangForever();
+  if (out.fault == TestFault::kCrashBuild) ::raise(SIGSEGV);
+  auto kernel = JitCompile(out.func, target);
+  if (!kernel.ok()) return fail(MeasureErrorKind::kCompileError, kernel.status().ToString());
+  out.kernel = std::move(*kernel);
+  out.workload = std::move(*workload);
+  out.build_seconds = SecondsSince(start);
+  out.ok = true;
+}
+
+MeasureResult Session::Run(Built& b, const MeasureOptions& options, int index) {
+  MeasureResult r;
+  r.build_seconds = b.build_seconds;
+  auto fail = [&](MeasureErrorKind kind, std::string message) {
+    r.error = kind;
+    r.error_message = std::move(message);
+    r.repeat_seconds.clear();
+    return r;
+  };
+  std::string key = ReferenceKey(*b.workload, options.input_seed);
+  bool announce = !references_.Contains(key);
+  if (announce) channel_.Send(Event("reference_start", index));
+  auto ref_or = references_.Get(*b.workload, options.input_seed);
+  if (announce) channel_.Send(Event("reference_done", index));
+  if (!ref_or.ok()) return fail(MeasureErrorKind::kRuntimeError, "computing the reference failed: " + ref_or.status().message());
+  Reference& ref = **ref_or;
+
+  // The scheduled function must take the same buffers as the default one.
+  const auto& params = b.func.params;
+  if (b.func.num_inputs != ref.inputs.size() || params.size() != ref.inputs.size() + ref.outputs.size()) {
+    return fail(MeasureErrorKind::kInvalidCandidate, "the scheduled function's parameters differ from the workload's");
+  }
+  std::vector<HostBuffer> outputs;
+  std::vector<void*> args;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const HostBuffer& expect = i < ref.inputs.size() ? ref.inputs[i] : ref.outputs[i - ref.inputs.size()];
+    if (params[i]->dtype != expect.dtype() || params[i]->shape != expect.shape()) {
+      return fail(MeasureErrorKind::kInvalidCandidate, "parameter '" + params[i]->name + "' has another type or shape than the workload's");
+    }
+    if (i < ref.inputs.size()) args.push_back(ref.inputs[i].data());
+  }
+  for (size_t k = 0; k < ref.outputs.size(); ++k) {
+    outputs.push_back(HostBuffer::Like(params[ref.inputs.size() + k]));
+    // All-ones bytes are NaN for floats: a kernel that skips elements fails the check.
+    std::memset(outputs.back().data(), 0xff, size_t(outputs.back().size_bytes()));
+    args.push_back(outputs.back().data());
+  }
+
+  tunefarm_set_num_threads(options.num_threads);
+  channel_.Send(Event("run_start", index));
+  // TEST DEVICE: crash or hang in place of the kernel, on request.
+  if (b.fault == TestFault::kSegfault) ::raise(SIGSEGV);
+  if (b.fault == TestFault::kAbort) {
+    std::fprintf(stderr, "tunefarm-runner: test fault: aborting\n");
+    std::abort();
+  }
+  if (b.fault == TestFault::kHang) HangForever();
+
+  // The first run is the warm-up and the correctness check at once.
+  auto start = Clock::now();
+  Status s = b.kernel->Run(args);
+  double first_seconds = SecondsSince(start);
+  if (s.ok() && b.fault == TestFault::kWrong) {
+    outputs[0].SetFromDouble(0, outputs[0].GetAsDouble(0) + 1000);
+  }
+  if (!s.ok()) {
+    fail(MeasureErrorKind::kRuntimeError, s.ToString());
+  } else if (options.check_correctness) {
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      CompareResult c = CompareBuffers(outputs[k], ref.outputs[k], ref.rtol, ref.atol);
+      if (!c.equal) {
+        fail(MeasureErrorKind::kWrongResult, "output '" + params[ref.inputs.size() + k]->name + "' differs from the " +
+                                                 ref.method + " reference: " + c.message);
+        break;
+      }
+    }
+  }
+  if (r.error == MeasureErrorKind::kNone) {
+    auto times = TimeKernel(*b.kernel, args, options, first_seconds);
+    if (times.ok()) {
+      r.repeat_seconds = std::move(*times);
+    } else {
+      fail(MeasureErrorKind::kRuntimeError, times.status().ToString());
+    }
+  }
+  // A kernel that writes its inputs would poison every later check: drop the
+  // cached inputs and fail the candidate.
+  if (Checksum(ref.inputs) != ref.inputs_checksum) {
+    references_.Drop(key);
+    if (r.error == MeasureErrorKind::kNone || r.error == MeasureErrorKind::kWrongResult) {
+      fail(MeasureErrorKind::kWrongResult, "the kernel wrote to its input buffers");
+    }
+  }
+  return r;
+}
+
+void Session::HandleBatch(const json& request) {
+  MeasureOptions options;
+  std::vector<std::pair<int, MeasureInput>> candidates;
+  int build_threads = 1;
+  try {
+    options = worker_protocol::OptionsFromJson(request.at("options"));
+    build_threads = request.value("build_threads", 1);
+    for (const json& c : request.at("candidates")) {
+      candidates.emplace_back(c.at("index").get<int>(), worker_protocol::InputFromJson(c));
+    }
+  } catch (const json::exception& e) {
+    channel_.Send({{"type", "error"}, {"message", std::string("malformed batch request: ") + e.what()}});
+    channel_.Send({{"type", "batch_done"}});
+    return;
+  }
+
+  // Build phase: independent candidates, independent LLVM contexts.
+  std::vector<Built> built(candidates.size());
+  std::atomic<size_t> next{0};
+  auto build_worker = [&] {
+    for (size_t k; (k = next.fetch_add(1)) < candidates.size();) {
+      const auto& [index, input] = candidates[k];
+      channel_.Send(Event("build_start", index));
+      Build(input, index, built[k]);
+      if (built[k].ok) {
+        channel_.Send({{"type", "build_done"}, {"index", index}, {"build_seconds", built[k].build_seconds}});
+      } else {
+        json j = worker_protocol::ToJson(built[k].failure);
+        j["type"] = "result";
+        j["index"] = index;
+        channel_.Send(j);
+      }
+    }
+  };
+  size_t threads = std::min(candidates.size(), size_t(std::max(build_threads, 1)));
+  if (threads <= 1) {
+    build_worker();
+  } else {
+    std::vector<std::thread> pool;
+    for (size_t t = 0; t < threads; ++t) pool.emplace_back(build_worker);
+    for (auto& t : pool) t.join();
+  }
+
+  // Measure phase: one candidate at a time, nothing else running.
+  for (size_t k = 0; k < candidates.size(); ++k) {
+    if (!built[k].ok) continue;
+    const auto& [index, input] = candidates[k];
+    MeasureResult r = Run(built[k], options, index);
+    r.candidate_id = input.candidate_id;
+    built[k].kernel.reset();  // free the JIT'd code now, not at batch end
+    json j = worker_protocol::ToJson(r);
+    j["type"] = "result";
+    j["index"] = index;
+    channel_.Send(j);
+  }
+  channel_.Send({{"type", "batch_done"}});
+}
+
+}  // namespace tunefarm::runner
