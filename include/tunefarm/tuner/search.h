@@ -1,0 +1,91 @@
+// Evolutionary search over a design space, guided by a cost model.
+//
+// One call to NextBatch runs the named phases of a search round:
+//   1. SampleInitPopulation: the log's best traces for this task, replayed,
+//      plus random samples of the sketch policy;
+//   2. Evolve: generations of cost-model scoring, elitism and mutation (a
+//      mutation resamples one decision of a trace and replays it; invalid
+//      results are dropped, and a bounded number of attempts means the search
+//      cannot stall on them);
+//   3. PickBatch: the best-scored unmeasured candidates, with an epsilon share
+//      of random samples (epsilon-greedy), never a program measured before
+//      (programs are deduplicated by the hash of their lowered IR).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tunefarm/common/status.h"
+#include "tunefarm/compiler/ir.h"
+#include "tunefarm/compiler/trace.h"
+#include "tunefarm/tuner/sketch.h"
+
+namespace tunefarm::tuner {
+
+// One point of the design space, replayed and lowered.
+struct Candidate {
+  Trace trace;
+  ir::PrimFunc func;     // scheduled, block form
+  ir::PrimFunc lowered;  // LowerForCodegen(func): what cost models read
+  uint64_t hash = 0;     // hash of the lowered program's text
+};
+
+// Higher score = predicted faster. Implementations wrap a cost model.
+class CandidateScorer {
+ public:
+  virtual ~CandidateScorer() = default;
+  virtual std::vector<double> Score(const std::vector<const Candidate*>& candidates) = 0;
+};
+
+// Scores uniformly at random: the baseline "random search".
+class RandomScorer : public CandidateScorer {
+ public:
+  explicit RandomScorer(uint64_t seed) : rng_(seed) {}
+  std::vector<double> Score(const std::vector<const Candidate*>& candidates) override;
+
+ private:
+  std::mt19937_64 rng_;
+};
+
+struct SearchOptions {
+  int population = 128;
+  int generations = 3;
+  double elite_fraction = 0.25;
+  double epsilon = 0.05;        // share of each batch picked at random
+  int max_attempts_factor = 8;  // attempts per wanted candidate before giving up
+};
+
+class EvolutionarySearch {
+ public:
+  // `policy` must outlive the search.
+  EvolutionarySearch(ir::PrimFunc default_func, const SketchPolicy* policy, SearchOptions options, uint64_t seed);
+
+  // Up to batch_size new candidates, none of whose hashes is in `measured`.
+  Result<std::vector<Candidate>> NextBatch(int batch_size, const std::vector<Trace>& seeds,
+                                           const std::set<uint64_t>& measured, CandidateScorer& scorer);
+
+  // Replays a trace on the default program (nullopt-like error if it does not fit).
+  Result<Candidate> Replay(const Trace& trace, const std::map<size_t, std::vector<int64_t>>& decisions = {});
+  // A random point of the design space.
+  Result<Candidate> Sample();
+  // `parent` with one sampling decision drawn anew.
+  Result<Candidate> Mutate(const Candidate& parent);
+
+ private:
+  std::vector<Candidate> SampleInitPopulation(const std::vector<Trace>& seeds);
+  std::vector<Candidate> Evolve(std::vector<Candidate> population, CandidateScorer& scorer);
+  std::vector<Candidate> PickBatch(std::vector<Candidate> pool, int batch_size, const std::set<uint64_t>& measured,
+                                   CandidateScorer& scorer);
+
+  ir::PrimFunc default_func_;
+  const SketchPolicy* policy_;
+  SearchOptions options_;
+  std::mt19937_64 rng_;
+};
+
+}  // namespace tunefarm::tuner

@@ -1,0 +1,53 @@
+// Design spaces: sketch rules that turn a PrimFunc into a random schedule.
+//
+// A SketchPolicy applies a target's rules to a fresh Schedule of a workload's
+// default PrimFunc; every random choice goes through the schedule's sampling
+// instructions, so the resulting trace is one point of the design space and
+// its decisions are what the evolutionary search mutates. Rule parameters
+// come from configs/sketch/<target kind>.toml so that other targets (GPU,
+// ARM) add their own rule sets.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tunefarm/common/status.h"
+#include "tunefarm/compiler/ir.h"
+#include "tunefarm/compiler/schedule.h"
+#include "tunefarm/compiler/target.h"
+
+namespace tunefarm::tuner {
+
+// Knobs of the CPU rule set (configs/sketch/cpu.toml).
+struct CpuSketchConfig {
+  int spatial_levels = 4;              // SSRSRS: spatial tiles per spatial loop
+  int reduce_levels = 2;               // reduction tiles per reduction loop
+  int64_t max_vector_lanes = 64;       // innermost spatial tile (vectorized)
+  int64_t max_inner_tile = 16;         // other innermost tiles
+  int64_t max_reduce_inner_tile = 64;  // innermost reduction tile
+  std::vector<int64_t> unroll_steps = {0, 16, 64, 512};  // auto-unroll candidates
+  bool cache_write = true;             // local accumulators for reductions
+  bool inline_elementwise = true;      // compute_inline element-wise producers
+};
+
+// Reads a rule-set file; a missing key keeps its default, an unknown key or a
+// bad value is an error naming the file, key and problem.
+Result<CpuSketchConfig> LoadCpuSketchConfig(const std::string& path);
+
+class SketchPolicy {
+ public:
+  virtual ~SketchPolicy() = default;
+  // Applies the rules to `sch` (a fresh schedule of the default PrimFunc).
+  // Fails when a sampled combination is illegal; the caller retries with
+  // another seed.
+  virtual Status Apply(Schedule& sch) const = 0;
+};
+
+std::unique_ptr<SketchPolicy> MakeCpuSketchPolicy(CpuSketchConfig config = {});
+// The policy for a target kind ("llvm": CPU rules from configs/sketch/cpu.toml
+// when `config_dir` has it, else the built-in defaults).
+Result<std::unique_ptr<SketchPolicy>> MakeSketchPolicy(const Target& target, const std::string& config_dir);
+
+}  // namespace tunefarm::tuner

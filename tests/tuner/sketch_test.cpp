@@ -1,0 +1,131 @@
+// The CPU sketch rules and the evolutionary search on the operator suite:
+// every workload has valid samples, and sampled programs compute the same
+// as the default schedule (through the interpreter and the JIT).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "tunefarm/compiler/codegen_llvm.h"
+#include "tunefarm/compiler/host_buffer.h"
+#include "tunefarm/compiler/interpreter.h"
+#include "tunefarm/compiler/ir_printer.h"
+#include "tunefarm/compiler/lower.h"
+#include "tunefarm/compiler/workload_parser.h"
+#include "tunefarm/compiler/workload_shrink.h"
+#include "tunefarm/tuner/search.h"
+#include "tunefarm/tuner/sketch.h"
+
+namespace tunefarm::tuner {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> SuiteFiles() {
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(fs::path(TUNEFARM_SOURCE_DIR) / "configs" / "workloads")) {
+    if (e.path().extension() == ".tf") files.push_back(e.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+ir::PrimFunc ShrunkDefault(const std::string& path) {
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto w = ShrinkWorkload(text, path, {}, 6e4);
+  EXPECT_TRUE(w.ok()) << w.status().ToString();
+  auto f = LowerToPrimFunc(*w);
+  EXPECT_TRUE(f.ok());
+  return *f;
+}
+
+void ExpectSameAsDefault(const ir::PrimFunc& reference, const ir::PrimFunc& scheduled, bool jit) {
+  std::mt19937_64 rng(3);
+  std::vector<HostBuffer> ref, got;
+  for (size_t i = 0; i < reference.params.size(); ++i) {
+    ref.push_back(HostBuffer::Like(reference.params[i]));
+    if (i < reference.num_inputs) ref.back().FillRandom(rng);
+    got.push_back(HostBuffer::Like(reference.params[i]));
+    if (i < reference.num_inputs) std::memcpy(got.back().data(), ref.back().data(), size_t(ref.back().size_bytes()));
+  }
+  std::vector<HostBuffer*> rp, gp;
+  std::vector<void*> raw;
+  for (auto& b : ref) rp.push_back(&b);
+  for (auto& b : got) {
+    gp.push_back(&b);
+    raw.push_back(b.data());
+  }
+  ASSERT_TRUE(Interpret(reference, rp).ok());
+  if (jit) {
+    auto k = JitCompile(scheduled, Target::Host());
+    ASSERT_TRUE(k.ok()) << k.status().ToString();
+    ASSERT_TRUE((*k)->Run(raw).ok());
+  } else {
+    Status st = Interpret(scheduled, gp);
+    ASSERT_TRUE(st.ok()) << st.ToString() << "\n" << ir::ToString(scheduled);
+  }
+  for (size_t i = reference.num_inputs; i < reference.params.size(); ++i) {
+    auto cmp = CompareBuffers(got[i], ref[i], 1e-3, 1e-3);
+    EXPECT_TRUE(cmp.equal) << reference.name << ": " << cmp.message << "\n" << ir::ToString(scheduled);
+  }
+}
+
+class SketchSuiteTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SketchSuiteTest, SamplesAreValidAndCorrect) {
+  ir::PrimFunc f = ShrunkDefault(GetParam());
+  auto policy = MakeCpuSketchPolicy();
+  EvolutionarySearch search(f, policy.get(), SearchOptions{}, 17);
+  int valid = 0;
+  std::string last_error;
+  for (int i = 0; i < 8; ++i) {
+    auto c = search.Sample();
+    if (!c.ok()) {
+      last_error = c.status().ToString();
+      continue;
+    }
+    ++valid;
+    ExpectSameAsDefault(f, c->func, /*jit=*/i % 4 == 0);
+    auto m = search.Mutate(*c);
+    if (m.ok()) ExpectSameAsDefault(f, m->func, false);
+  }
+  EXPECT_GE(valid, 4) << "too few valid samples; last error: " << last_error;
+}
+
+std::string Name(const ::testing::TestParamInfo<std::string>& info) {
+  std::string s = fs::path(info.param).stem().string();
+  for (char& c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  return s;
+}
+
+INSTANTIATE_TEST_SUITE_P(Suite, SketchSuiteTest, ::testing::ValuesIn(SuiteFiles()), Name);
+
+TEST(EvolutionarySearchTest, BatchesNeverRepeatMeasuredPrograms) {
+  ir::PrimFunc f = ShrunkDefault(std::string(TUNEFARM_SOURCE_DIR) + "/configs/workloads/gmm_512.tf");
+  auto policy = MakeCpuSketchPolicy();
+  SearchOptions options;
+  options.population = 32;
+  options.generations = 2;
+  EvolutionarySearch search(f, policy.get(), options, 5);
+  RandomScorer scorer(1);
+  std::set<uint64_t> measured;
+  std::vector<Trace> seeds;
+  for (int round = 0; round < 3; ++round) {
+    auto batch = search.NextBatch(8, seeds, measured, scorer);
+    ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+    ASSERT_FALSE(batch->empty());
+    for (const Candidate& c : *batch) {
+      EXPECT_FALSE(measured.count(c.hash)) << "candidate measured twice";
+      measured.insert(c.hash);
+      seeds.push_back(c.trace);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tunefarm::tuner

@@ -1,0 +1,138 @@
+// Evolutionary search: see search.h for the phases.
+#include <algorithm>
+#include <numeric>
+#include <unordered_set>
+
+#include "tunefarm/compiler/ir_printer.h"
+#include "tunefarm/compiler/lower.h"
+#include "tunefarm/compiler/schedule.h"
+#include "tunefarm/tuner/search.h"
+
+namespace tunefarm::tuner {
+
+std::vector<double> RandomScorer::Score(const std::vector<const Candidate*>& candidates) {
+  std::uniform_real_distribution<double> d(0, 1);
+  std::vector<double> out;
+  for (size_t i = 0; i < candidates.size(); ++i) out.push_back(d(rng_));
+  return out;
+}
+
+EvolutionarySearch::EvolutionarySearch(ir::PrimFunc default_func, const SketchPolicy* policy, SearchOptions options,
+                                       uint64_t seed)
+    : default_func_(std::move(default_func)), policy_(policy), options_(options), rng_(seed) {}
+
+namespace {
+Result<Candidate> Finish(const Schedule& sch) {
+  Candidate c;
+  c.trace = sch.trace();
+  c.func = sch.func();
+  TF_ASSIGN_OR_RETURN(c.lowered, LowerForCodegen(c.func));
+  c.hash = std::hash<std::string>()(ir::ToString(c.lowered));
+  return c;
+}
+}  // namespace
+
+Result<Candidate> EvolutionarySearch::Replay(const Trace& trace, const std::map<size_t, std::vector<int64_t>>& decisions) {
+  Schedule sch(default_func_, rng_());
+  TF_RETURN_IF_ERROR(trace.ApplyTo(sch, decisions));
+  return Finish(sch);
+}
+
+Result<Candidate> EvolutionarySearch::Sample() {
+  Schedule sch(default_func_, rng_());
+  TF_RETURN_IF_ERROR(policy_->Apply(sch));
+  return Finish(sch);
+}
+
+Result<Candidate> EvolutionarySearch::Mutate(const Candidate& parent) {
+  std::vector<size_t> decisions = parent.trace.DecisionIndices();
+  if (decisions.empty()) return Status::FailedPrecondition("the trace has no decisions to mutate");
+  size_t index = decisions[rng_() % decisions.size()];
+  return Replay(parent.trace, {{index, {}}});
+}
+
+std::vector<Candidate> EvolutionarySearch::SampleInitPopulation(const std::vector<Trace>& seeds) {
+  std::vector<Candidate> population;
+  std::unordered_set<uint64_t> seen;
+  for (const Trace& t : seeds) {
+    auto c = Replay(t);
+    if (c.ok() && seen.insert(c->hash).second) population.push_back(std::move(c).value());
+  }
+  int attempts = options_.population * options_.max_attempts_factor;
+  while (int(population.size()) < options_.population && attempts-- > 0) {
+    auto c = Sample();
+    if (c.ok() && seen.insert(c->hash).second) population.push_back(std::move(c).value());
+  }
+  return population;
+}
+
+std::vector<Candidate> EvolutionarySearch::Evolve(std::vector<Candidate> population, CandidateScorer& scorer) {
+  std::vector<Candidate> everything = population;
+  std::unordered_set<uint64_t> seen;
+  for (const Candidate& c : population) seen.insert(c.hash);
+  for (int g = 0; g < options_.generations && !population.empty(); ++g) {
+    std::vector<const Candidate*> ptrs;
+    for (const Candidate& c : population) ptrs.push_back(&c);
+    std::vector<double> scores = scorer.Score(ptrs);
+    std::vector<size_t> order(population.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a] > scores[b]; });
+    size_t elites = std::max<size_t>(1, size_t(double(population.size()) * options_.elite_fraction));
+    std::vector<Candidate> next;
+    for (size_t i = 0; i < elites && i < order.size(); ++i) next.push_back(population[order[i]]);
+    // Children of tournament winners; a failed mutation just costs an attempt.
+    int attempts = options_.population * options_.max_attempts_factor;
+    while (int(next.size()) < options_.population && attempts-- > 0) {
+      size_t a = rng_() % population.size(), b = rng_() % population.size();
+      const Candidate& parent = population[scores[a] >= scores[b] ? a : b];
+      auto child = Mutate(parent);
+      if (!child.ok() || !seen.insert(child->hash).second) continue;
+      everything.push_back(*child);
+      next.push_back(std::move(child).value());
+    }
+    population = std::move(next);
+  }
+  return everything;
+}
+
+std::vector<Candidate> EvolutionarySearch::PickBatch(std::vector<Candidate> pool, int batch_size,
+                                                     const std::set<uint64_t>& measured, CandidateScorer& scorer) {
+  std::vector<Candidate> fresh;
+  std::unordered_set<uint64_t> seen;
+  for (Candidate& c : pool) {
+    if (!measured.count(c.hash) && seen.insert(c.hash).second) fresh.push_back(std::move(c));
+  }
+  std::vector<const Candidate*> ptrs;
+  for (const Candidate& c : fresh) ptrs.push_back(&c);
+  std::vector<double> scores = scorer.Score(ptrs);
+  std::vector<size_t> order(fresh.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a] > scores[b]; });
+  int random_picks = int(double(batch_size) * options_.epsilon + 0.5);
+  std::vector<Candidate> batch;
+  std::vector<bool> taken(fresh.size(), false);
+  for (size_t i = 0; i < order.size() && int(batch.size()) < batch_size - random_picks; ++i) {
+    batch.push_back(fresh[order[i]]);
+    taken[order[i]] = true;
+  }
+  // Epsilon-greedy: the rest uniformly from what the model ranked lower.
+  std::vector<size_t> rest;
+  for (size_t i = 0; i < fresh.size(); ++i) {
+    if (!taken[i]) rest.push_back(i);
+  }
+  std::shuffle(rest.begin(), rest.end(), rng_);
+  for (size_t i = 0; i < rest.size() && int(batch.size()) < batch_size; ++i) batch.push_back(fresh[rest[i]]);
+  return batch;
+}
+
+Result<std::vector<Candidate>> EvolutionarySearch::NextBatch(int batch_size, const std::vector<Trace>& seeds,
+                                                             const std::set<uint64_t>& measured, CandidateScorer& scorer) {
+  std::vector<Candidate> population = SampleInitPopulation(seeds);
+  if (population.empty()) {
+    return Status::FailedPrecondition("the design space produced no valid program for " + default_func_.name);
+  }
+  std::vector<Candidate> pool = Evolve(std::move(population), scorer);
+  return PickBatch(std::move(pool), batch_size, measured, scorer);
+}
+
+}  // namespace tunefarm::tuner

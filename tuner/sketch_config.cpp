@@ -1,0 +1,80 @@
+// Rule-set files for sketch policies (TOML, read with toml++).
+#include <toml++/toml.h>
+
+#include <filesystem>
+#include <set>
+
+#include "tunefarm/tuner/sketch.h"
+
+namespace tunefarm::tuner {
+
+Result<CpuSketchConfig> LoadCpuSketchConfig(const std::string& path) {
+  toml::table table;
+  try {
+    table = toml::parse_file(path);
+  } catch (const toml::parse_error& e) {
+    const auto& where = e.source().begin;
+    return Status::InvalidArgument(path + ":" + std::to_string(where.line) + ":" + std::to_string(where.column) + ": " +
+                                   std::string(e.description()));
+  }
+  CpuSketchConfig c;
+  static const std::set<std::string> kKeys = {"spatial_levels", "reduce_levels", "max_vector_lanes", "max_inner_tile",
+                                              "max_reduce_inner_tile", "unroll_steps", "cache_write", "inline_elementwise"};
+  for (const auto& [key, value] : table) {
+    if (!kKeys.count(std::string(key.str()))) {
+      return Status::InvalidArgument(path + ": unknown key '" + std::string(key.str()) + "'");
+    }
+  }
+  auto get_int = [&](const char* key, int64_t lo, int64_t hi, int64_t* out) -> Status {
+    const toml::node* n = table.get(key);
+    if (!n) return Status::OK();
+    auto v = n->value<int64_t>();
+    if (!v || *v < lo || *v > hi) {
+      return Status::InvalidArgument(path + ": '" + key + "' must be an integer in [" + std::to_string(lo) + ", " +
+                                     std::to_string(hi) + "]");
+    }
+    *out = *v;
+    return Status::OK();
+  };
+  auto get_bool = [&](const char* key, bool* out) -> Status {
+    const toml::node* n = table.get(key);
+    if (!n) return Status::OK();
+    auto v = n->value<bool>();
+    if (!v) return Status::InvalidArgument(path + ": '" + key + "' must be true or false");
+    *out = *v;
+    return Status::OK();
+  };
+  int64_t spatial = c.spatial_levels, reduce = c.reduce_levels;
+  TF_RETURN_IF_ERROR(get_int("spatial_levels", 2, 6, &spatial));
+  TF_RETURN_IF_ERROR(get_int("reduce_levels", 1, 4, &reduce));
+  c.spatial_levels = int(spatial);
+  c.reduce_levels = int(reduce);
+  TF_RETURN_IF_ERROR(get_int("max_vector_lanes", 1, 1024, &c.max_vector_lanes));
+  TF_RETURN_IF_ERROR(get_int("max_inner_tile", 1, 1024, &c.max_inner_tile));
+  TF_RETURN_IF_ERROR(get_int("max_reduce_inner_tile", 1, 4096, &c.max_reduce_inner_tile));
+  TF_RETURN_IF_ERROR(get_bool("cache_write", &c.cache_write));
+  TF_RETURN_IF_ERROR(get_bool("inline_elementwise", &c.inline_elementwise));
+  if (const toml::node* n = table.get("unroll_steps")) {
+    const toml::array* arr = n->as_array();
+    if (!arr || arr->empty()) return Status::InvalidArgument(path + ": 'unroll_steps' must be a non-empty array of integers");
+    c.unroll_steps.clear();
+    for (const toml::node& item : *arr) {
+      auto v = item.value<int64_t>();
+      if (!v || *v < 0) return Status::InvalidArgument(path + ": 'unroll_steps' must hold non-negative integers");
+      c.unroll_steps.push_back(*v);
+    }
+  }
+  return c;
+}
+
+Result<std::unique_ptr<SketchPolicy>> MakeSketchPolicy(const Target& target, const std::string& config_dir) {
+  if (target.kind != "llvm") {
+    return Status::Unimplemented("no sketch rules for target kind '" + target.kind + "' yet (only llvm CPU targets)");
+  }
+  std::string path = config_dir + "/sketch/cpu.toml";
+  if (config_dir.empty() || !std::filesystem::exists(path)) return MakeCpuSketchPolicy();
+  TF_ASSIGN_OR_RETURN(CpuSketchConfig config, LoadCpuSketchConfig(path));
+  return MakeCpuSketchPolicy(std::move(config));
+}
+
+}  // namespace tunefarm::tuner
