@@ -259,6 +259,7 @@ Status Schedule::ComputeAt(BlockRV block_rv, LoopRV loop_rv) {
                             loop->thread_tag, loop->annotations);
   body = sched::ReplaceNode(body, loop, new_loop);
   body = CompactBuffer(func_, body, buffer, region, loop_var);
+  if (Status scoped = sched::CheckAllocationScopes(func_, body); !scoped.ok()) return fail(scoped.message());
   SetBody(body);
   Record({"compute_at", {TraceArg::Ref(Name(block_rv)), TraceArg::Ref(Name(loop_rv))}, {}, {}, false});
   return Status::OK();
@@ -349,6 +350,7 @@ Status Schedule::ReverseComputeAt(BlockRV block_rv, LoopRV loop_rv) {
                             loop->thread_tag, loop->annotations);
   body = sched::ReplaceNode(body, loop, new_loop);
   body = CompactBuffer(func_, body, buffer, *written, loop_var);
+  if (Status scoped = sched::CheckAllocationScopes(func_, body); !scoped.ok()) return fail(scoped.message());
   SetBody(body);
   Record({"reverse_compute_at", {TraceArg::Ref(Name(block_rv)), TraceArg::Ref(Name(loop_rv))}, {}, {}, false});
   return Status::OK();
@@ -390,6 +392,7 @@ Status Schedule::ComputeInline(BlockRV block_rv) {
   Stmt body = sched::ReplaceNode(root, NestOf(root, producer), Stmt());
   body = inliner.Mutate(body);
   body = DropUnusedAllocate(body, buffer);
+  if (Status scoped = sched::CheckAllocationScopes(func_, body); !scoped.ok()) return fail(scoped.message());
   SetBody(body);
   Record({"compute_inline", {TraceArg::Ref(Name(block_rv))}, {}, {}, false});
   return Status::OK();
@@ -470,6 +473,7 @@ Status Schedule::ReverseComputeInline(BlockRV block_rv) {
   Stmt body = sched::ReplaceNode(root, NestOf(root, consumer), Stmt());
   body = sched::ReplaceNode(body, sched::FindBlock(body, producer->name), new_producer);
   body = DropUnusedAllocate(body, buffer);
+  if (Status scoped = sched::CheckAllocationScopes(func_, body); !scoped.ok()) return fail(scoped.message());
   SetBody(body);
   Record({"reverse_compute_inline", {TraceArg::Ref(Name(block_rv))}, {}, {}, false});
   return Status::OK();

@@ -313,6 +313,54 @@ Stmt ReplaceBuffer(const Stmt& s, const BufferNode* from, const Buffer& to,
   return BufferReplacer(from, to, remap).Mutate(s);
 }
 
+namespace {
+class ScopeChecker : public IRVisitor {
+ public:
+  explicit ScopeChecker(const PrimFunc& f) {
+    for (const Buffer& p : f.params) in_scope_.insert(p.get());
+  }
+  using IRVisitor::Visit;
+  std::string problem;
+
+ protected:
+  void VisitAllocate(const Allocate* op) override {
+    bool added = in_scope_.insert(op->buffer.get()).second;
+    IRVisitor::VisitAllocate(op);
+    if (added) in_scope_.erase(op->buffer.get());
+  }
+  void VisitBlock(const Block* op) override {
+    const Block* outer = block_;
+    block_ = op;
+    IRVisitor::VisitBlock(op);
+    block_ = outer;
+  }
+  void VisitLoad(const Load* op) override {
+    Check(op->buffer.get());
+    IRVisitor::VisitLoad(op);
+  }
+  void VisitStore(const Store* op) override {
+    Check(op->buffer.get());
+    IRVisitor::VisitStore(op);
+  }
+
+ private:
+  void Check(const BufferNode* b) {
+    if (!problem.empty() || in_scope_.count(b)) return;
+    problem = "block " + (block_ ? block_->name : std::string("?")) + " would use " + b->name +
+              " outside the scope where " + b->name + " is allocated";
+  }
+  std::set<const BufferNode*> in_scope_;
+  const Block* block_ = nullptr;
+};
+}  // namespace
+
+Status CheckAllocationScopes(const PrimFunc& f, const Stmt& body) {
+  ScopeChecker checker(f);
+  checker.Visit(body);
+  if (!checker.problem.empty()) return Status::InvalidArgument(checker.problem);
+  return Status::OK();
+}
+
 std::string UniqueName(const PrimFunc& f, const std::string& base) {
   std::set<std::string> used;
   for (const Buffer& b : f.params) used.insert(b->name);

@@ -60,6 +60,10 @@ bool UsesBuffer(const ir::Stmt& s, const ir::BufferNode* buffer);
 ir::Stmt ReplaceBuffer(const ir::Stmt& s, const ir::BufferNode* from, const ir::Buffer& to,
                        const std::function<std::vector<ir::Expr>(const std::vector<ir::Expr>&)>& remap = nullptr);
 
+// Checks that every buffer `body` accesses is a param of `f` or allocated by
+// an enclosing Allocate; the error names the buffer and the block using it.
+Status CheckAllocationScopes(const ir::PrimFunc& f, const ir::Stmt& body);
+
 // A fresh name not used by any block, loop or buffer so far.
 std::string UniqueName(const ir::PrimFunc& f, const std::string& base);
 

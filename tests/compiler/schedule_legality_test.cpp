@@ -202,5 +202,26 @@ TEST_F(ScheduleLegalityTest, CacheWriteOfABlockInsideAnotherLoop) {
                        {"cache_write", "out", "j_0"}));
 }
 
+// Inlining or moving a block must not take a use of a buffer out of the
+// Allocate that scopes it (cache buffers are scoped to their block's nest).
+TEST_F(ScheduleLegalityTest, BufferUsesStayInsideTheirAllocation) {
+  Schedule sch = Make(kSoftmax);
+  BlockRV mx = Block(sch, "mx");
+  auto write_back = sch.CacheWrite(mx, ir::MemoryScope::kLocal);
+  ASSERT_TRUE(write_back.ok());
+  EXPECT_TRUE(Rejected(sch, [&] { return sch.ComputeInline(*write_back); },
+                       {"compute_inline", "mx_write_back", "mx_local", "scope"}));
+  auto e = Loops(sch, "e");
+  EXPECT_TRUE(Rejected(sch, [&] { return sch.ComputeAt(*write_back, e[0]); }, {"compute_at", "mx_local", "scope"}));
+
+  Schedule sch2 = Make(kDenseBiasRelu);
+  BlockRV out = Block(sch2, "out");
+  auto acc_copy = sch2.CacheRead(out, 0, ir::MemoryScope::kLocal);
+  ASSERT_TRUE(acc_copy.ok());
+  auto acc = Loops(sch2, "acc");
+  EXPECT_TRUE(Rejected(sch2, [&] { return sch2.ReverseComputeAt(*acc_copy, acc[1]); },
+                       {"reverse_compute_at", "acc_local", "scope"}));
+}
+
 }  // namespace
 }  // namespace tunefarm::testing

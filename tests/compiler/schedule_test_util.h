@@ -20,6 +20,7 @@
 #include "tunefarm/compiler/schedule.h"
 #include "tunefarm/compiler/trace.h"
 #include "tunefarm/compiler/workload_parser.h"
+#include "tunefarm/compiler/workload_shrink.h"
 
 namespace tunefarm::testing {
 
@@ -184,5 +185,136 @@ workload sm(M = 6, N = 20) {
   output out
 }
 )";
+
+// The default program of a workload with its outputs on fixed random data,
+// computed once and compared against many schedules.
+struct Reference {
+  ir::PrimFunc base;
+  std::vector<HostBuffer> inputs;    // the data every run starts from
+  std::vector<HostBuffer> expected;  // after interpreting base
+};
+
+inline Result<Reference> MakeReference(ir::PrimFunc base, uint64_t seed = 11) {
+  Reference ref{std::move(base), {}, {}};
+  ref.inputs = RandomArgs(ref.base, seed);
+  ref.expected = CopyArgs(ref.inputs);
+  TF_RETURN_IF_ERROR(Interpret(ref.base, HostPointers(ref.expected)));
+  return ref;
+}
+
+// A suite workload shrunk so the interpreter runs it in a moment.
+inline Result<ir::PrimFunc> LowerShrunk(const std::string& path, double flop_budget) {
+  TF_ASSIGN_OR_RETURN(Workload w, ShrinkWorkload(ReadTextFile(path), path, {}, flop_budget));
+  return LowerToPrimFunc(w);
+}
+
+// Interprets (and JIT-runs when `jit`) `scheduled` on the reference data.
+inline ::testing::AssertionResult MatchesReference(const Reference& ref, const ir::PrimFunc& scheduled, bool jit,
+                                                   double tol = 1e-4) {
+  std::vector<HostBuffer> interp = CopyArgs(ref.inputs);
+  Status s = Interpret(scheduled, HostPointers(interp));
+  if (!s.ok()) return ::testing::AssertionFailure() << "interpreting: " << s.ToString() << "\n" << ir::ToString(scheduled);
+  auto r = OutputsEqual(scheduled, interp, ref.expected, tol, tol);
+  if (!r || !jit) return r;
+  auto kernel = JitCompile(scheduled, Target::Host());
+  if (!kernel.ok()) return ::testing::AssertionFailure() << "JitCompile: " << kernel.status().ToString() << "\n" << ir::ToString(scheduled);
+  std::vector<HostBuffer> compiled = CopyArgs(ref.inputs);
+  s = (*kernel)->Run(Pointers(compiled));
+  if (!s.ok()) return ::testing::AssertionFailure() << "JIT run: " << s.ToString();
+  r = OutputsEqual(scheduled, compiled, ref.expected, tol, tol);
+  return r ? r : r << "(JIT)";
+}
+
+// Applies `steps` random, plausible schedule primitives. Requests the
+// schedule refuses (InvalidArgument) are skipped; any other error is returned.
+inline Status RandomSchedule(Schedule& sch, std::mt19937_64& rng, int steps) {
+  auto pick = [&rng](size_t n) { return size_t(rng() % n); };
+  auto accept = [](const Status& s) { return s.ok() || s.code() == StatusCode::kInvalidArgument ? Status::OK() : s; };
+  for (int step = 0; step < steps; ++step) {
+    std::vector<std::string> names = sch.BlockNames();
+    if (names.empty()) return Status::OK();
+    TF_ASSIGN_OR_RETURN(BlockRV block, sch.GetBlock(names[pick(names.size())]));
+    TF_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch.GetLoops(block));
+    if (loops.empty()) continue;
+    LoopRV loop = loops[pick(loops.size())];
+    int64_t extent = sch.LoopExtent(loop).ok() ? *sch.LoopExtent(loop) : 1;
+    // A loop of another block (a compute location).
+    std::string other_name = names[pick(names.size())];
+    TF_ASSIGN_OR_RETURN(BlockRV other, sch.GetBlock(other_name));
+    TF_ASSIGN_OR_RETURN(std::vector<LoopRV> other_loops, sch.GetLoops(other));
+    Status s;
+    switch (pick(13)) {
+      case 0:
+      case 1: {  // sampled perfect tile
+        auto tiles = sch.SamplePerfectTile(loop, 2 + int(pick(2)), 16);
+        if (!tiles.ok()) { s = tiles.status(); break; }
+        std::vector<Factor> factors(tiles->begin(), tiles->end());
+        s = sch.Split(loop, factors).status();
+        break;
+      }
+      case 2:  // literal split, often not dividing
+        s = sch.Split(loop, {-1, int64_t(2 + pick(5))}).status();
+        break;
+      case 3: {  // reorder a few loops of the block
+        std::vector<LoopRV> some = loops;
+        std::shuffle(some.begin(), some.end(), rng);
+        some.resize(std::min<size_t>(some.size(), 2 + pick(2)));
+        s = sch.Reorder(some);
+        break;
+      }
+      case 4:
+        if (loops.size() >= 2) {
+          size_t i = pick(loops.size() - 1);
+          s = sch.Fuse({loops[i], loops[i + 1]}).status();
+        }
+        break;
+      case 5:
+        s = sch.Parallel(loops[pick(std::min<size_t>(2, loops.size()))]);
+        break;
+      case 6: {  // vectorize the innermost loop that takes it, split to 4 or 8 lanes when long
+        for (size_t i = loops.size(); i-- > 0;) {
+          LoopRV inner = loops[i];
+          if (sch.LoopExtent(inner).ok() && *sch.LoopExtent(inner) > 16) {
+            auto parts = sch.Split(inner, {-1, int64_t(4) << pick(2)});
+            if (!parts.ok()) continue;
+            inner = parts->back();
+          }
+          s = sch.Vectorize(inner);
+          if (s.ok() || s.code() != StatusCode::kInvalidArgument) break;
+        }
+        break;
+      }
+      case 7:
+        s = extent <= 8 ? sch.Unroll(loop) : sch.Annotate(loops[0], "pragma_auto_unroll_max_step", 16);
+        break;
+      case 8:
+        s = pick(2) ? sch.ComputeInline(block) : sch.ReverseComputeInline(block);
+        break;
+      case 9:
+        if (!other_loops.empty()) s = sch.ComputeAt(block, other_loops[pick(other_loops.size())]);
+        break;
+      case 10:
+        if (!other_loops.empty()) s = sch.ReverseComputeAt(block, other_loops[pick(other_loops.size())]);
+        break;
+      case 11: {  // cache_write, then the write-back at a loop of the block
+        auto write_back = sch.CacheWrite(block, ir::MemoryScope::kLocal);
+        if (!write_back.ok()) { s = write_back.status(); break; }
+        TF_ASSIGN_OR_RETURN(std::vector<LoopRV> now, sch.GetLoops(block));
+        if (!now.empty()) s = sch.ReverseComputeAt(*write_back, now[pick(now.size())]);
+        break;
+      }
+      case 12: {  // cache_read, maybe packed, maybe moved to a loop of the reader
+        auto copy = sch.CacheRead(block, int(pick(2)), pick(2) ? ir::MemoryScope::kLocal : ir::MemoryScope::kGlobal);
+        if (!copy.ok()) { s = copy.status(); break; }
+        if (pick(2)) TF_RETURN_IF_ERROR(accept(sch.PackLayout(*copy, int(pick(2)), 2, int(pick(2)))));
+        TF_ASSIGN_OR_RETURN(std::vector<LoopRV> now, sch.GetLoops(block));
+        if (!now.empty() && pick(2)) s = sch.ComputeAt(*copy, now[pick(now.size())]);
+        break;
+      }
+    }
+    TF_RETURN_IF_ERROR(accept(s));
+  }
+  return Status::OK();
+}
 
 }  // namespace tunefarm::testing
