@@ -1,0 +1,116 @@
+// Dataset, XGBoostCostModel and RandomCostModel (cost_model.h).
+#include "tunefarm/costmodel/cost_model.h"
+
+#include <algorithm>
+
+namespace tunefarm::costmodel {
+
+MeasuredCandidate MeasuredCandidate::FromLowered(std::string workload_key, const ir::PrimFunc& lowered,
+                                                 double seconds, bool failed) {
+  MeasuredCandidate c;
+  c.workload_key = std::move(workload_key);
+  c.features = ExtractFeatures(lowered);
+  c.seconds = seconds;
+  c.failed = failed;
+  return c;
+}
+
+// ------------------------------------------------------------------ Dataset
+
+Status Dataset::Add(const MeasuredCandidate& c) {
+  Group& g = groups_[c.workload_key];
+  const size_t offset = g.features.size();
+  if (!c.features.empty()) {
+    if (c.features.size() != static_cast<size_t>(kNumFeatures)) {
+      return Status::InvalidArgument("Dataset::Add: " + std::to_string(c.features.size()) + " features, expected " +
+                                     std::to_string(kNumFeatures));
+    }
+    g.features.insert(g.features.end(), c.features.begin(), c.features.end());
+  } else if (c.lowered) {
+    g.features.resize(offset + kNumFeatures);
+    ExtractFeatures(*c.lowered, g.features.data() + offset);
+  } else {
+    return Status::InvalidArgument("Dataset::Add: candidate of '" + c.workload_key +
+                                   "' has neither features nor a lowered program");
+  }
+  // A non-positive time can only be a broken measurement: treat it as failed.
+  const bool ok = !c.failed && c.seconds > 0;
+  g.throughput.push_back(ok ? 1.0 / c.seconds : 0.0);
+  ++size_;
+  return Status::OK();
+}
+
+Dataset::TrainingSet Dataset::Build() const {
+  TrainingSet t;
+  t.x.resize(static_cast<Eigen::Index>(size_), kNumFeatures);
+  t.labels.reserve(size_);
+  Eigen::Index row = 0;
+  for (const auto& [key, g] : groups_) {
+    const size_t n = g.throughput.size();
+    std::copy(g.features.begin(), g.features.end(), t.x.row(row).data());
+    row += static_cast<Eigen::Index>(n);
+    const double best = *std::max_element(g.throughput.begin(), g.throughput.end());
+    for (double tp : g.throughput) t.labels.push_back(best > 0 ? static_cast<float>(tp / best) : 0.f);
+    t.groups.push_back(static_cast<unsigned>(n));
+  }
+  return t;
+}
+
+// --------------------------------------------------------- XGBoostCostModel
+
+XGBoostCostModel::XGBoostCostModel(XGBoostCostModelOptions options) : options_(std::move(options)) {}
+
+Status XGBoostCostModel::Retrain() {
+  if (dataset_.size() < options_.min_records_to_train) return Status::OK();
+  Dataset::TrainingSet t = dataset_.Build();
+  return model_.Train(t.x, t.labels, t.groups, options_.params);
+}
+
+Status XGBoostCostModel::WarmStart(const std::vector<MeasuredCandidate>& records) {
+  for (const MeasuredCandidate& c : records) TF_RETURN_IF_ERROR(dataset_.Add(c));
+  return Retrain();
+}
+
+Status XGBoostCostModel::Update(const std::vector<MeasuredCandidate>& measured) {
+  for (const MeasuredCandidate& c : measured) TF_RETURN_IF_ERROR(dataset_.Add(c));
+  return Retrain();
+}
+
+Result<std::vector<double>> XGBoostCostModel::PredictFeatures(const FeatureMatrix& x) {
+  if (!model_.trained()) return std::vector<double>(static_cast<size_t>(x.rows()), 0.0);
+  TF_ASSIGN_OR_RETURN(std::vector<float> scores, model_.Predict(x));
+  return std::vector<double>(scores.begin(), scores.end());
+}
+
+Result<std::vector<double>> XGBoostCostModel::Predict(const std::vector<const ir::PrimFunc*>& lowered) {
+  if (!model_.trained()) return std::vector<double>(lowered.size(), 0.0);
+  // Reuses one matrix across calls: a search scores batches of the same size.
+  scratch_.resize(static_cast<Eigen::Index>(lowered.size()), kNumFeatures);
+  for (size_t i = 0; i < lowered.size(); ++i) {
+    ExtractFeatures(*lowered[i], scratch_.row(static_cast<Eigen::Index>(i)).data());
+  }
+  return PredictFeatures(scratch_);
+}
+
+Status XGBoostCostModel::Save(const std::string& path) const { return model_.SaveToFile(path); }
+
+Status XGBoostCostModel::Load(const std::string& path) { return model_.LoadFromFile(path); }
+
+// ----------------------------------------------------------- RandomCostModel
+
+std::vector<double> RandomCostModel::Draw(size_t n) {
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::vector<double> out(n);
+  for (double& v : out) v = u(rng_);
+  return out;
+}
+
+Result<std::vector<double>> RandomCostModel::Predict(const std::vector<const ir::PrimFunc*>& lowered) {
+  return Draw(lowered.size());
+}
+
+Result<std::vector<double>> RandomCostModel::PredictFeatures(const FeatureMatrix& x) {
+  return Draw(static_cast<size_t>(x.rows()));
+}
+
+}  // namespace tunefarm::costmodel

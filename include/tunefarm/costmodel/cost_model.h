@@ -1,0 +1,138 @@
+// CostModel: what the evolutionary search asks "which candidates look fast?".
+//
+// The search scores lowered candidates with Predict (higher = predicted
+// faster; only the order within one workload means anything) and feeds
+// measurements back with Update. XGBoostCostModel learns a ranking from the
+// measurements; RandomCostModel scores at random (the random-search
+// baseline, and what a search uses before any measurement exists).
+//
+// Training data: a Dataset keeps every measured candidate as a feature
+// vector grouped by workload key. Labels are throughput (1 / seconds)
+// divided by the best throughput of the same workload, so each workload's
+// labels lie in [0, 1] and failed candidates get 0; the ranking objective
+// compares candidates of one workload only (query groups = workloads).
+// Transfer: WarmStart seeds the dataset with records of other workloads on
+// the same target, whose groups then shape the trees the new workload uses.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tunefarm/common/status.h"
+#include "tunefarm/compiler/ir.h"
+#include "tunefarm/costmodel/features.h"
+#include "tunefarm/costmodel/xgboost_model.h"
+
+namespace tunefarm::costmodel {
+
+// One measurement, as the cost model sees it.
+struct MeasuredCandidate {
+  std::string workload_key;  // e.g. the workload's structural hash; groups for ranking
+  // kNumFeatures values; when empty, Update/Add extract them from `lowered`.
+  FeatureVector features;
+  std::shared_ptr<const ir::PrimFunc> lowered;  // LowerForCodegen output; may be null if features are set
+  double seconds = 0;   // run time of one evaluation; ignored when failed
+  bool failed = false;  // compile/runtime error, timeout, wrong result: throughput 0
+
+  static MeasuredCandidate FromLowered(std::string workload_key, const ir::PrimFunc& lowered, double seconds,
+                                       bool failed = false);
+};
+
+// Measurements grouped by workload key. Insertion order is kept within a group.
+class Dataset {
+ public:
+  // Extracts features from c.lowered when c.features is empty. InvalidArgument
+  // when neither is usable or the feature length is wrong.
+  Status Add(const MeasuredCandidate& c);
+  size_t size() const { return size_; }
+  size_t num_workloads() const { return groups_.size(); }
+  bool empty() const { return size_ == 0; }
+
+  struct TrainingSet {
+    FeatureMatrix x;              // rows grouped by workload, groups in key order
+    std::vector<float> labels;    // normalized throughput in [0, 1]
+    std::vector<unsigned> groups; // rows per workload, in order
+  };
+  TrainingSet Build() const;
+
+ private:
+  struct Group {
+    std::vector<float> features;    // rows x kNumFeatures, row-major
+    std::vector<double> throughput; // 1 / seconds, 0 when failed
+  };
+  std::map<std::string, Group> groups_;
+  size_t size_ = 0;
+};
+
+class CostModel {
+ public:
+  virtual ~CostModel() = default;
+  // Adds measurements and refreshes the model.
+  virtual Status Update(const std::vector<MeasuredCandidate>& measured) = 0;
+  // Scores for lowered candidates (LowerForCodegen output), one per input.
+  virtual Result<std::vector<double>> Predict(const std::vector<const ir::PrimFunc*>& lowered) = 0;
+  // Scores for precomputed feature rows (kNumFeatures columns).
+  virtual Result<std::vector<double>> PredictFeatures(const FeatureMatrix& x) = 0;
+  virtual Status Save(const std::string& path) const = 0;
+  virtual Status Load(const std::string& path) = 0;
+};
+
+struct XGBoostCostModelOptions {
+  XGBoostParams params;
+  // Retrain only once this many records exist (fewer give meaningless trees).
+  size_t min_records_to_train = 8;
+};
+
+// Retrains from the whole accumulated dataset on every Update: simplest
+// correct incremental scheme, and cheap at tuning-log sizes (thousands of
+// rows train in about a second; see docs/costmodel.md). Before the first
+// training every score is 0 (ties: the search's order is then random).
+class XGBoostCostModel : public CostModel {
+ public:
+  explicit XGBoostCostModel(XGBoostCostModelOptions options = {});
+
+  // Transfer: seeds the dataset with records of other workloads measured on
+  // the same target and trains on them.
+  Status WarmStart(const std::vector<MeasuredCandidate>& records);
+  Status Update(const std::vector<MeasuredCandidate>& measured) override;
+  Result<std::vector<double>> Predict(const std::vector<const ir::PrimFunc*>& lowered) override;
+  Result<std::vector<double>> PredictFeatures(const FeatureMatrix& x) override;
+  // The booster only (XGBoost JSON); the dataset lives in the tuning log.
+  Status Save(const std::string& path) const override;
+  Status Load(const std::string& path) override;
+  Result<std::string> SaveToBytes() const { return model_.SaveToBytes(); }
+  Status LoadFromBytes(std::string_view bytes) { return model_.LoadFromBytes(bytes); }
+
+  const Dataset& dataset() const { return dataset_; }
+  const XGBoostModel& model() const { return model_; }
+  bool trained() const { return model_.trained(); }
+
+ private:
+  Status Retrain();
+
+  XGBoostCostModelOptions options_;
+  Dataset dataset_;
+  XGBoostModel model_;
+  FeatureMatrix scratch_;
+};
+
+// Uniform random scores in [0, 1); Update, Save and Load do nothing.
+class RandomCostModel : public CostModel {
+ public:
+  explicit RandomCostModel(uint64_t seed = 0) : rng_(seed) {}
+  Status Update(const std::vector<MeasuredCandidate>&) override { return Status::OK(); }
+  Result<std::vector<double>> Predict(const std::vector<const ir::PrimFunc*>& lowered) override;
+  Result<std::vector<double>> PredictFeatures(const FeatureMatrix& x) override;
+  Status Save(const std::string&) const override { return Status::OK(); }
+  Status Load(const std::string&) override { return Status::OK(); }
+
+ private:
+  std::vector<double> Draw(size_t n);
+  std::mt19937_64 rng_;
+};
+
+}  // namespace tunefarm::costmodel

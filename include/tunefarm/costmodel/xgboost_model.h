@@ -1,0 +1,80 @@
+// XGBoostModel: the one wrapper of XGBoost's C API in tunefarm.
+//
+// Owns one booster handle (moved, never copied). Every failing C API call is
+// turned into a Status carrying XGBoost's own message (XGBGetLastError read
+// right after the call). Training builds a DMatrix from a row-major Eigen
+// feature matrix with labels and query groups; prediction runs in place on
+// a dense matrix (no DMatrix copy). Models serialize to XGBoost's JSON
+// format, to a file or to bytes.
+//
+// Thread-compatibility: const methods (Predict, SaveToBytes) may not run
+// concurrently with each other either, since XGBoost returns prediction
+// buffers owned by the booster; callers serialize access per model.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tunefarm/common/status.h"
+#include "tunefarm/costmodel/features.h"
+
+namespace tunefarm::costmodel {
+
+struct XGBoostParams {
+  std::string objective = "rank:pairwise";  // or "reg:squarederror"
+  int num_rounds = 120;
+  int max_depth = 8;
+  double eta = 0.2;
+  double min_child_weight = 1;
+  double gamma = 0.0;
+  double subsample = 1.0;
+  double colsample_bytree = 1.0;
+  int nthread = 1;  // explicit: XGBoost would otherwise take every core
+  uint64_t seed = 0;
+};
+
+class XGBoostModel {
+ public:
+  XGBoostModel() = default;
+  ~XGBoostModel();
+  XGBoostModel(XGBoostModel&& other) noexcept;
+  XGBoostModel& operator=(XGBoostModel&& other) noexcept;
+  XGBoostModel(const XGBoostModel&) = delete;
+  XGBoostModel& operator=(const XGBoostModel&) = delete;
+
+  // Trains a new booster (replacing any previous one) on x (one row per
+  // candidate) and labels. group_sizes, when not empty, splits the rows into
+  // consecutive query groups (ranking objectives compare rows of one group
+  // only) and must sum to x.rows().
+  Status Train(const FeatureMatrix& x, const std::vector<float>& labels,
+               const std::vector<unsigned>& group_sizes, const XGBoostParams& params);
+
+  // Scores of the rows of x (higher = predicted faster for rank objectives).
+  // FailedPrecondition before Train/Load.
+  Result<std::vector<float>> Predict(const FeatureMatrix& x) const;
+  // Scores of `rows` rows of `cols` floats at data (row-major), into out[rows].
+  Status Predict(const float* data, size_t rows, size_t cols, float* out) const;
+
+  Status SaveToFile(const std::string& path) const;
+  Status LoadFromFile(const std::string& path);
+  Result<std::string> SaveToBytes() const;
+  Status LoadFromBytes(std::string_view bytes);
+
+  bool trained() const { return booster_ != nullptr; }
+  int num_features() const { return num_features_; }
+  const XGBoostParams& params() const { return params_; }
+
+ private:
+  // Creates an empty booster with params_ set (for training or loading).
+  Status CreateBooster(void* const* dmats, uint64_t num_dmats, void** out) const;
+  Status AfterLoad(void* handle);
+  void Reset();
+
+  void* booster_ = nullptr;  // BoosterHandle; null until trained or loaded
+  int num_features_ = 0;
+  XGBoostParams params_;
+};
+
+}  // namespace tunefarm::costmodel
