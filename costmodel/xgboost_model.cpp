@@ -146,7 +146,7 @@ Status XGBoostModel::Predict(const float* data, size_t rows, size_t cols, float*
                             "], \"typestr\": \"<f4\", \"version\": 3}";
   static const char* kConfig =
       "{\"type\": 0, \"training\": false, \"iteration_begin\": 0, \"iteration_end\": 0, "
-      "\"strict_shape\": false, \"missing\": NaN}";
+      "\"strict_shape\": false, \"missing\": NaN, \"cache_id\": 0}";
   const bst_ulong* shape = nullptr;
   bst_ulong dim = 0;
   const float* result = nullptr;
