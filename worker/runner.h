@@ -55,7 +55,9 @@ struct Reference {
 
 // Workloads up to this many flops get the interpreter as reference; larger
 // ones the compiled default schedule (tests prove the two equal).
-constexpr double kInterpreterFlopLimit = 2e7;
+// The interpreter runs at roughly 15 Mflop/s, so its references cost at most
+// about 0.7 s, once per workload and seed.
+constexpr double kInterpreterFlopLimit = 1e7;
 
 // Caches references, most recently used first, within a byte budget. Main thread only.
 class ReferenceCache {

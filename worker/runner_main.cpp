@@ -2,17 +2,18 @@
 //
 // Usage: tunefarm-runner --channel-fd N   (LocalMeasurer passes N = 3)
 // It is started with posix_spawn, never by hand; it serves batches on the
-// channel until the parent closes it, and dies with the parent.
+// channel until the parent closes it, and exits soon after the parent dies.
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 
 #include "runner.h"
 
@@ -55,9 +56,17 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "tunefarm-runner: started without a channel; it is run by tunefarm, not by hand\n");
     return 2;
   }
-  // Die with the parent, even if it is SIGKILLed: no orphaned runners.
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() == 1) return 0;
+  // Die with the parent, even if it is SIGKILLed: no orphaned runners. Not
+  // PR_SET_PDEATHSIG: it fires when the parent *thread* that spawned us ends,
+  // and the tuner may call Measure from short-lived threads. A watchdog that
+  // notices re-parenting costs one wake-up per 250 ms.
+  const pid_t parent = ::getppid();
+  std::thread([parent] {
+    while (true) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+      if (::getppid() != parent) std::_Exit(0);
+    }
+  }).detach();
   // The parent writes to a socket, not a pipe, so it never gets SIGPIPE from
   // us; we ignore SIGPIPE so a vanished parent is a failed write, then exit.
   ::signal(SIGPIPE, SIG_IGN);

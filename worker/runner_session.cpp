@@ -33,6 +33,7 @@ struct Session::Built {
   std::optional<Workload> workload;
   ir::PrimFunc func;                  // the scheduled PrimFunc (its params fix the argument order)
   std::unique_ptr<JitKernel> kernel;  // freed as soon as the candidate is measured
+  int target_threads = 0;             // the target's -num-threads, 0 if none
   double build_seconds = 0;
 };
 
@@ -115,6 +116,7 @@ void Session::Build(const MeasureInput& in, int index, Built& out) {
   auto kernel = JitCompile(out.func, target);
   if (!kernel.ok()) return fail(MeasureErrorKind::kCompileError, kernel.status().ToString());
   out.kernel = std::move(*kernel);
+  out.target_threads = target.num_threads;
   out.workload = std::move(*workload);
   out.build_seconds = SecondsSince(start);
   out.ok = true;
@@ -158,7 +160,8 @@ MeasureResult Session::Run(Built& b, const MeasureOptions& options, int index) {
     args.push_back(outputs.back().data());
   }
 
-  tunefarm_set_num_threads(options.num_threads);
+  // The options decide; else the target's -num-threads; else the runtime default.
+  tunefarm_set_num_threads(options.num_threads > 0 ? options.num_threads : b.target_threads);
   channel_.Send(Event("run_start", index));
   // TEST DEVICE: crash or hang in place of the kernel, on request.
   if (b.fault == TestFault::kSegfault) ::raise(SIGSEGV);
@@ -255,11 +258,13 @@ void Session::HandleBatch(const json& request) {
     const auto& [index, input] = candidates[k];
     MeasureResult r = Run(built[k], options, index);
     r.candidate_id = input.candidate_id;
-    built[k].kernel.reset();  // free the JIT'd code now, not at batch end
     json j = worker_protocol::ToJson(r);
     j["type"] = "result";
     j["index"] = index;
     channel_.Send(j);
+    // Free the JIT'd code now, not at batch end; after answering, since
+    // tearing down a JIT takes milliseconds the parent need not wait for.
+    built[k].kernel.reset();
   }
   channel_.Send({{"type", "batch_done"}});
 }

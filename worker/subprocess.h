@@ -6,9 +6,9 @@
 // All waits take a deadline; nothing here blocks without one.
 //
 // Ownership: the object owns the child. Destroying it SIGKILLs the child (if
-// still running) and reaps it, so no zombie or orphan survives it. The child
-// also dies with the parent thread that started it (PR_SET_PDEATHSIG), which
-// is why callers must be ready to find it gone between uses (Alive()).
+// still running) and reaps it, so no zombie survives it; the runner also exits
+// by itself when this process dies. Callers must still be ready to find it
+// gone between uses (Alive()): anything may kill a process.
 // Not thread-safe: one owner thread at a time.
 #pragma once
 

@@ -47,6 +47,15 @@ TEST(MeasurerBehaviourTest, ConcurrentCallersAreServedOneAfterAnother) {
   EXPECT_EQ(a[1].candidate_id, "a2");
 }
 
+TEST(MeasurerBehaviourTest, RunnerOutlivesTheThreadThatStartedIt) {
+  LocalMeasurer measurer(TestMeasurerOptions());
+  std::thread([&] { EXPECT_TRUE(Measured(measurer.Measure({Candidate("t", MatmulText(8, 8, 8))}, FastOptions())[0])); })
+      .join();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_TRUE(Measured(measurer.Measure({Candidate("main", MatmulText(8, 8, 8))}, FastOptions())[0]));
+  EXPECT_EQ(measurer.runner_starts(), 1);  // the same runner, its reference cache intact
+}
+
 TEST(MeasurerBehaviourTest, InvalidOptionsFailEveryCandidate) {
   LocalMeasurer measurer(TestMeasurerOptions());
   MeasureOptions o = FastOptions();

@@ -11,8 +11,9 @@
 // Thread safety: Measure may be called from any thread; concurrent calls run
 // one after another (an internal mutex), each getting its results in input
 // order. Lifetime: the runner lives as long as the LocalMeasurer (it is
-// SIGKILLed and reaped by the destructor) and also dies if the thread that
-// started it ends; the next Measure then starts another, transparently.
+// SIGKILLed and reaped by the destructor; it exits by itself within 250 ms if
+// this process dies). A runner found dead between calls is replaced
+// transparently by the next Measure.
 #pragma once
 
 #include <memory>
