@@ -11,6 +11,7 @@
 #include "tunefarm/compiler/host_buffer.h"
 #include "tunefarm/compiler/ir_visitor.h"
 #include "tunefarm/compiler/schedule.h"
+#include "tunefarm/runtime/runtime.h"
 
 namespace tunefarm::costmodel {
 
@@ -127,6 +128,12 @@ Result<double> MeasureSeconds(const ir::PrimFunc& scheduled, const MeasureOption
     buffers.back().FillRandom(rng);
     args.push_back(buffers.back().data());
   }
+  // Restores the runtime's thread count on every return path.
+  struct ThreadsGuard {
+    int32_t saved = tunefarm_get_num_threads();
+    ~ThreadsGuard() { tunefarm_set_num_threads(saved); }
+  } guard;
+  if (options.num_threads > 0) tunefarm_set_num_threads(options.num_threads);
   using Clock = std::chrono::steady_clock;
   auto t0 = Clock::now();
   TF_RETURN_IF_ERROR(kernel->Run(args));  // warm-up; also sizes the groups

@@ -31,6 +31,10 @@ struct MeasureOptions {
   int repeats = 3;            // groups; the fastest group's mean is reported
   double min_group_ms = 1.0;  // each group runs the kernel at least this long
   int max_runs_per_group = 50;
+  // Runtime threads for parallel loops while timing (process-wide setting,
+  // restored afterwards); 0 keeps the runtime's default. One thread keeps
+  // timings on a shared machine far steadier.
+  int num_threads = 1;
 };
 
 // JIT-compiles `scheduled` for the host, runs it on random inputs (one

@@ -1,0 +1,240 @@
+// Cost-model benchmark: ranking quality on real measurements and prediction
+// throughput.
+//
+//   tunefarm_costmodel_bench [--records N] [--save-data FILE] [--load-data FILE]
+//
+// Builds a dataset of random schedules of three suite workloads at shrunk
+// shapes (gmm 128^3, dense_bias_relu 64x256x256, c2d 3x3 at C=K=32, 28x28),
+// each JIT-compiled and timed in process on one runtime thread. Per workload,
+// every fifth record is held out; the model trains on the rest of all
+// workloads (groups keep the ranking within a workload) and reports TenSet's
+// metrics on the held-out records: pairwise accuracy, top-1 and top-5 scores.
+// A transfer line trains on the other workloads only. Then throughput:
+// candidates per second on one core for feature extraction + prediction
+// (from LowerForCodegen output) and for prediction alone.
+//
+// --save-data writes "workload seed seconds" lines; --load-data replays them
+// (schedules are deterministic in their seed), to compare models on one set.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tunefarm/compiler/lower.h"
+#include "tunefarm/compiler/workload_parser.h"
+#include "tunefarm/costmodel/cost_model.h"
+#include "tunefarm/costmodel/dataset_gen.h"
+#include "tunefarm/costmodel/metrics.h"
+
+using namespace tunefarm;
+using namespace tunefarm::costmodel;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct BenchWorkload {
+  std::string file;
+  std::map<std::string, int64_t> overrides;
+  ir::PrimFunc base;
+};
+
+struct Record {
+  std::string workload;
+  uint64_t seed = 0;
+  double seconds = 0;
+  ir::PrimFunc lowered;
+  FeatureVector features;
+};
+
+double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+int Fail(const Status& s) {
+  std::fprintf(stderr, "error: %s\n", s.ToString().c_str());
+  return 1;
+}
+
+MeasuredCandidate ToCandidate(const Record& r) {
+  MeasuredCandidate c;
+  c.workload_key = r.workload;
+  c.features = r.features;
+  c.seconds = r.seconds;
+  return c;
+}
+
+// Trains on `train`, reports the metrics of `test` per workload.
+Status Evaluate(const char* title, const std::vector<const Record*>& train, const std::vector<const Record*>& test) {
+  XGBoostCostModel model;
+  std::vector<MeasuredCandidate> cands;
+  for (const Record* r : train) cands.push_back(ToCandidate(*r));
+  auto t0 = Clock::now();
+  TF_RETURN_IF_ERROR(model.Update(cands));
+  const double train_s = Since(t0);
+  std::map<std::string, std::vector<const Record*>> by_workload;
+  for (const Record* r : test) by_workload[r->workload].push_back(r);
+  std::printf("%s (trained on %zu records in %.2f s)\n", title, train.size(), train_s);
+  double sum_pw = 0, sum_t1 = 0, sum_t5 = 0;
+  for (const auto& [name, recs] : by_workload) {
+    FeatureMatrix x(static_cast<Eigen::Index>(recs.size()), kNumFeatures);
+    std::vector<double> truth;
+    for (size_t i = 0; i < recs.size(); ++i) {
+      std::copy(recs[i]->features.begin(), recs[i]->features.end(), x.row(static_cast<Eigen::Index>(i)).data());
+      truth.push_back(1.0 / recs[i]->seconds);
+    }
+    TF_ASSIGN_OR_RETURN(std::vector<double> scores, model.PredictFeatures(x));
+    double pw = PairwiseAccuracy(scores, truth), t1 = TopKScore(scores, truth, 1), t5 = TopKScore(scores, truth, 5);
+    std::printf("  %-18s held out %4zu  pairwise %.3f  top-1 %.3f  top-5 %.3f\n", name.c_str(), recs.size(), pw, t1, t5);
+    sum_pw += pw;
+    sum_t1 += t1;
+    sum_t5 += t5;
+  }
+  const double n = static_cast<double>(by_workload.size());
+  std::printf("  %-18s                pairwise %.3f  top-1 %.3f  top-5 %.3f\n", "mean", sum_pw / n, sum_t1 / n,
+              sum_t5 / n);
+  return Status::OK();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int target_records = 1000;
+  std::string save_path, load_path;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--records" && i + 1 < argc) {
+      target_records = std::atoi(argv[++i]);
+    } else if (a == "--save-data" && i + 1 < argc) {
+      save_path = argv[++i];
+    } else if (a == "--load-data" && i + 1 < argc) {
+      load_path = argv[++i];
+    } else {
+      std::fprintf(stderr, "usage: %s [--records N] [--save-data FILE] [--load-data FILE]\n", argv[0]);
+      return 2;
+    }
+  }
+
+  std::map<std::string, BenchWorkload> workloads = {
+      {"gmm", {"gmm_512.tf", {{"M", 128}, {"N", 128}, {"K", 128}}, {}}},
+      {"dense_bias_relu", {"dense_bias_relu.tf", {{"M", 64}, {"N", 256}, {"K", 256}}, {}}},
+      {"c2d", {"c2d_resnet_3x3.tf", {{"C", 32}, {"K", 32}, {"H", 28}, {"W", 28}}, {}}},
+  };
+  for (auto& [name, w] : workloads) {
+    ParseOptions options;
+    options.param_overrides = w.overrides;
+    auto parsed = ParseWorkloadFile(std::string(TUNEFARM_SOURCE_DIR) + "/configs/workloads/" + w.file, options);
+    if (!parsed.ok()) return Fail(parsed.status());
+    auto base = LowerToPrimFunc(*parsed);
+    if (!base.ok()) return Fail(base.status());
+    w.base = *base;
+  }
+
+  // ---- dataset
+  std::vector<Record> records;
+  auto add = [&](const std::string& name, uint64_t seed, double seconds, bool measure) -> Status {
+    TF_ASSIGN_OR_RETURN(ir::PrimFunc scheduled, SampleRandomSchedule(workloads.at(name).base, seed));
+    TF_ASSIGN_OR_RETURN(ir::PrimFunc lowered, LowerForCodegen(scheduled));
+    if (measure) {
+      TF_ASSIGN_OR_RETURN(seconds, MeasureSeconds(scheduled));
+    }
+    records.push_back({name, seed, seconds, std::move(lowered), {}});
+    records.back().features = ExtractFeatures(records.back().lowered);
+    return Status::OK();
+  };
+  auto t0 = Clock::now();
+  if (!load_path.empty()) {
+    std::ifstream in(load_path);
+    std::string name;
+    uint64_t seed;
+    double seconds;
+    while (in >> name >> seed >> seconds) {
+      Status s = add(name, seed, seconds, false);
+      if (!s.ok()) return Fail(s);
+    }
+    std::printf("loaded %zu records from %s\n", records.size(), load_path.c_str());
+  } else {
+    const int per_workload = target_records / static_cast<int>(workloads.size());
+    for (const auto& [name, w] : workloads) {
+      std::set<FeatureVector> seen;
+      int kept = 0;
+      for (uint64_t seed = 1; kept < per_workload && seed < 20u * per_workload; ++seed) {
+        auto scheduled = SampleRandomSchedule(w.base, seed);
+        if (!scheduled.ok()) return Fail(scheduled.status());
+        auto lowered = LowerForCodegen(*scheduled);
+        if (!lowered.ok()) return Fail(lowered.status());
+        if (!seen.insert(ExtractFeatures(*lowered)).second) continue;  // same program again
+        Status s = add(name, seed, 0, true);
+        if (!s.ok()) return Fail(s);
+        ++kept;
+      }
+      std::printf("measured %d schedules of %s (%.0f s so far)\n", kept, name.c_str(), Since(t0));
+      std::fflush(stdout);
+    }
+  }
+  if (!save_path.empty()) {
+    std::ofstream out(save_path);
+    for (const Record& r : records) out << r.workload << ' ' << r.seed << ' ' << r.seconds << '\n';
+  }
+  std::map<std::string, std::pair<double, double>> spread;
+  for (const Record& r : records) {
+    auto [it, inserted] = spread.try_emplace(r.workload, r.seconds, r.seconds);
+    it->second.first = std::min(it->second.first, r.seconds);
+    it->second.second = std::max(it->second.second, r.seconds);
+  }
+  for (const auto& [name, s] : spread) {
+    std::printf("  %-18s fastest %.3f ms, slowest %.3f ms (%.0fx)\n", name.c_str(), s.first * 1e3, s.second * 1e3,
+                s.second / s.first);
+  }
+
+  // ---- ranking quality: every fifth record of each workload is held out
+  std::vector<const Record*> train, test;
+  std::map<std::string, int> counter;
+  for (const Record& r : records) (counter[r.workload]++ % 5 == 4 ? test : train).push_back(&r);
+  Status s = Evaluate("held-out records, trained on 80% of every workload", train, test);
+  if (!s.ok()) return Fail(s);
+  for (const auto& [name, w] : workloads) {
+    std::vector<const Record*> others, mine;
+    for (const Record* r : train) {
+      if (r->workload != name) others.push_back(r);
+    }
+    for (const Record* r : test) {
+      if (r->workload == name) mine.push_back(r);
+    }
+    s = Evaluate(("transfer to " + name + ", trained on the other workloads only").c_str(), others, mine);
+    if (!s.ok()) return Fail(s);
+  }
+
+  // ---- throughput on one core (nthread = 1)
+  XGBoostCostModel model;
+  std::vector<MeasuredCandidate> all;
+  for (const Record& r : records) all.push_back(ToCandidate(r));
+  s = model.Update(all);
+  if (!s.ok()) return Fail(s);
+  std::vector<const ir::PrimFunc*> programs;
+  for (const Record& r : records) programs.push_back(&r.lowered);
+  FeatureMatrix x = ExtractFeatureMatrix(programs);
+  const int kReps = 20;
+  double best_extract = 1e9, best_predict = 1e9, best_both = 1e9;
+  for (int rep = 0; rep < kReps; ++rep) {
+    auto a = Clock::now();
+    FeatureMatrix m = ExtractFeatureMatrix(programs);
+    best_extract = std::min(best_extract, Since(a));
+    a = Clock::now();
+    auto p = model.PredictFeatures(x);
+    best_predict = std::min(best_predict, Since(a));
+    if (!p.ok()) return Fail(p.status());
+    a = Clock::now();
+    auto q = model.Predict(programs);
+    best_both = std::min(best_both, Since(a));
+    if (!q.ok()) return Fail(q.status());
+  }
+  const double n = static_cast<double>(programs.size());
+  std::printf("throughput, one core, batches of %zu candidates (best of %d):\n", programs.size(), kReps);
+  std::printf("  feature extraction       %10.0f candidates/s (%.2f us each)\n", n / best_extract, best_extract / n * 1e6);
+  std::printf("  prediction only          %10.0f candidates/s (%.2f us each)\n", n / best_predict, best_predict / n * 1e6);
+  std::printf("  features + prediction    %10.0f candidates/s (%.2f us each)\n", n / best_both, best_both / n * 1e6);
+  return 0;
+}
