@@ -14,5 +14,6 @@ constexpr int kExitInternalError = 2;
 void AddRunCommand(CLI::App& app, int* exit_code);
 void AddShowCommand(CLI::App& app, int* exit_code);
 void AddCompileCommand(CLI::App& app, int* exit_code);
+void AddTuneCommand(CLI::App& app, int* exit_code);
 
 }  // namespace tunefarm::cli

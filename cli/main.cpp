@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
       "docs/workload-language.md); tunefarm lowers it to loop IR and compiles it with LLVM."};
   app.footer(
       "\nExamples:\n"
+      "  tunefarm tune configs/workloads/gmm_512.tf --trials 200   tune, logging to tunefarm.db\n"
       "  tunefarm run configs/workloads/gmm_1024.tf            compile, check and time a workload\n"
       "  tunefarm run configs/workloads/gmm_1024.tf --threads 1\n"
       "  tunefarm show configs/workloads/softmax.tf --lowered  print the loop IR\n"
@@ -22,6 +23,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string(TUNEFARM_VERSION));
   int exit_code = 0;
+  tunefarm::cli::AddTuneCommand(app, &exit_code);
   tunefarm::cli::AddRunCommand(app, &exit_code);
   tunefarm::cli::AddShowCommand(app, &exit_code);
   tunefarm::cli::AddCompileCommand(app, &exit_code);

@@ -1,0 +1,196 @@
+// `tunefarm tune`: tune workloads on this machine, recording every
+// measurement in the tuning log; rerunning resumes.
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/core.h>
+
+#include "commands.h"
+#include "kernel_runner.h"
+#include "tunefarm/compiler/workload_parser.h"
+#include "tunefarm/costmodel/cost_model.h"
+#include "tunefarm/database/database.h"
+#include "tunefarm/tuner/tuning_curve.h"
+#include "tunefarm/tuner/tuning_loop.h"
+#include "tunefarm/worker/local_measurer.h"
+
+namespace tunefarm::cli {
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+void OnInterrupt(int) {
+  if (g_stop.exchange(true)) std::_Exit(130);  // a second Ctrl-C: leave now
+  const char msg[] = "\ntunefarm: stopping after the batch in flight (Ctrl-C again to quit at once)\n";
+  (void)!write(2, msg, sizeof(msg) - 1);
+}
+
+struct TuneOptionsCli {
+  std::vector<std::string> workloads;
+  std::string target = "llvm";
+  int trials = 200;
+  std::string db = "tunefarm.db";
+  int batch_size = 16;
+  std::string curve = "tunefarm-curve.svg";
+  bool random_search = false;
+  int threads = 0;
+  uint64_t seed = 1;
+  int repeat = 3;
+  double min_repeat_ms = 20;
+  std::string config_dir;
+  std::vector<std::string> overrides;
+};
+
+std::string Clock(double s) {
+  int t = int(s + 0.5);
+  return t >= 3600 ? fmt::format("{}:{:02}:{:02}", t / 3600, t / 60 % 60, t % 60) : fmt::format("{}:{:02}", t / 60, t % 60);
+}
+
+std::string DefaultConfigDir() {
+  // Source tree or installed layout: configs/ next to the working directory,
+  // else <prefix>/share/tunefarm/configs beside bin/.
+  if (std::filesystem::exists("configs/sketch")) return "configs";
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    auto installed = exe.parent_path().parent_path() / "share" / "tunefarm" / "configs";
+    if (std::filesystem::exists(installed)) return installed.string();
+  }
+  return "";
+}
+
+int Tune(const TuneOptionsCli& o) {
+  auto overrides = ParseOverrides(o.overrides);
+  if (!overrides.ok()) {
+    fmt::print(stderr, "error: {}\n", overrides.status().message());
+    return kExitUserError;
+  }
+  std::vector<tuner::TuneTask> tasks;
+  for (const std::string& path : o.workloads) {
+    ParseOptions po;
+    po.param_overrides = *overrides;
+    auto w = ParseWorkloadFile(path, po);
+    if (!w.ok()) {
+      fmt::print(stderr, "error: {}\n", w.status().message());
+      return kExitUserError;
+    }
+    auto task = tuner::MakeTuneTask(*w);
+    if (!task.ok()) {
+      fmt::print(stderr, "error: {}\n", task.status().message());
+      return kExitUserError;
+    }
+    tasks.push_back(std::move(task).value());
+  }
+  auto target = Target::Parse(o.target);
+  if (!target.ok()) {
+    fmt::print(stderr, "error: {}\n", target.status().message());
+    return kExitUserError;
+  }
+  if (!target->is_host()) {
+    fmt::print(stderr, "error: target '{}' cannot run on this machine; tuning for it needs a worker on such a device\n",
+               o.target);
+    return kExitUserError;
+  }
+  auto db = database::Database::Open(o.db);
+  if (!db.ok()) {
+    fmt::print(stderr, "error: {}\n", db.status().message());
+    return kExitUserError;
+  }
+  LocalMeasurerOptions mo;
+  LocalMeasurer measurer(mo);
+  std::unique_ptr<costmodel::CostModel> model;
+  if (!o.random_search) model = std::make_unique<costmodel::XGBoostCostModel>();
+
+  tuner::TuneOptions options;
+  options.target = *target;
+  options.trials = o.trials;
+  options.batch_size = o.batch_size;
+  options.seed = o.seed;
+  options.config_dir = o.config_dir.empty() ? DefaultConfigDir() : o.config_dir;
+  options.measure.repeat = o.repeat;
+  options.measure.min_repeat_ms = o.min_repeat_ms;
+  options.measure.num_threads = o.threads;
+  tuner::TuningLoop loop(options, db->get(), &measurer, model.get());
+
+  fmt::print(stderr, "tuning {} workload(s) for {}\n  log {}  budget {} trials  search {}\n", tasks.size(),
+             target->ToString(), o.db, o.trials, o.random_search ? "random" : "evolutionary + XGBoost cost model");
+  g_stop = false;
+  auto previous = std::signal(SIGINT, OnInterrupt);
+  bool tty = isatty(2);
+  auto on_progress = [&](const tuner::Progress& p) {
+    const tuner::TaskStatus& t = (*p.tasks)[p.last_task];
+    double best = t.best_seconds > 0 ? t.flops / t.best_seconds / 1e9 : 0;
+    double speedup = (t.best_seconds > 0 && t.default_seconds > 0) ? t.default_seconds / t.best_seconds : 0;
+    std::string line = fmt::format("[{:>4}/{}] {:<18} best {:8.2f} GFLOP/s ({:5.1f}x default)  errors {:<3} elapsed {}  ETA {}",
+                                   p.trials_done, p.trials_total, t.name, best, speedup, t.errors, Clock(p.elapsed_s),
+                                   Clock(p.eta_s));
+    if (p.resumed_trials > 0) line += fmt::format("  ({} resumed)", p.resumed_trials);
+    if (tty) {
+      fmt::print(stderr, "\r{}\x1b[K", line);
+    } else {
+      fmt::print(stderr, "{}\n", line);
+    }
+  };
+  Status st = loop.Run(std::move(tasks), g_stop, on_progress);
+  std::signal(SIGINT, previous);
+  if (tty) fmt::print(stderr, "\n");
+
+  std::vector<tuner::CurveSeries> series;
+  fmt::print("\n{:<20} {:>7} {:>7} {:>14} {:>14} {:>9}  {}\n", "workload", "trials", "errors", "default GFLOP/s",
+             "best GFLOP/s", "speed-up", "best record");
+  for (const tuner::TaskStatus& t : loop.status()) {
+    double best = t.best_seconds > 0 ? t.flops / t.best_seconds / 1e9 : 0;
+    double base = t.default_seconds > 0 ? t.flops / t.default_seconds / 1e9 : 0;
+    fmt::print("{:<20} {:>7} {:>7} {:>14.2f} {:>14.2f} {:>8.1f}x  #{}\n", t.name, t.trials, t.errors, base, best,
+               base > 0 ? best / base : 0.0, t.best_record_id);
+    series.push_back({t.name, t.curve, base});
+  }
+  if (!o.curve.empty()) {
+    std::ofstream(o.curve) << tuner::TuningCurveSvg(series, "tunefarm tune: best GFLOP/s vs trials");
+    fmt::print("tuning curve: {}\n", o.curve);
+  }
+  if (!st.ok()) {
+    fmt::print(stderr, "error: {}\n", st.ToString());
+    return st.code() == StatusCode::kInternal ? kExitInternalError : kExitUserError;
+  }
+  if (g_stop) fmt::print(stderr, "stopped early; every measurement so far is in {} (rerun to resume)\n", o.db);
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddTuneCommand(CLI::App& app, int* exit_code) {
+  auto o = std::make_shared<TuneOptionsCli>();
+  CLI::App* cmd = app.add_subcommand("tune", "Tune workloads on this machine, recording every measurement");
+  cmd->footer(
+      "Searches each workload's schedule space (sketch rules + evolutionary search guided by an\n"
+      "XGBoost cost model), measures candidates isolated in a runner process, checks each against\n"
+      "the reference, and appends every measurement to the tuning log (--db). Rerunning with the\n"
+      "same log resumes: earlier trials count toward --trials and are never measured again.\n"
+      "Ctrl-C stops after the batch in flight, keeping everything measured.\n\n"
+      "Example:\n"
+      "  tunefarm tune configs/workloads/gmm_512.tf --trials 200 --db tunefarm.db\n"
+      "  tunefarm compile configs/workloads/gmm_512.tf --db tunefarm.db -o gmm.o");
+  cmd->add_option("workloads", o->workloads, "Workload files (.tf); several form one job")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--target", o->target, "Target (must run here)")->capture_default_str();
+  cmd->add_option("--trials", o->trials, "Total measurement budget of the job")->capture_default_str()->check(CLI::Range(1, 1000000));
+  cmd->add_option("--db", o->db, "Tuning log (SQLite), created if missing")->capture_default_str();
+  cmd->add_option("--batch-size", o->batch_size, "Candidates measured per round")->capture_default_str()->check(CLI::Range(1, 1024));
+  cmd->add_option("--curve", o->curve, "Where to write the tuning curve (SVG); empty: none")->capture_default_str();
+  cmd->add_flag("--random", o->random_search, "Random search (no cost model): the baseline");
+  cmd->add_option("--threads", o->threads, "Threads for parallel loops when measuring (default: all cores)");
+  cmd->add_option("--seed", o->seed, "Seed of the search")->capture_default_str();
+  cmd->add_option("--repeat", o->repeat, "Timed repeat groups per candidate")->capture_default_str()->check(CLI::Range(1, 100));
+  cmd->add_option("--min-repeat-ms", o->min_repeat_ms, "Minimum duration of one repeat group")->capture_default_str();
+  cmd->add_option("--configs", o->config_dir, "Folder with sketch/cpu.toml (default: ./configs or the installed one)");
+  cmd->add_option("--set", o->overrides, "Override a shape parameter, e.g. --set M=256");
+  cmd->callback([o, exit_code] { *exit_code = Tune(*o); });
+}
+
+}  // namespace tunefarm::cli

@@ -1,0 +1,103 @@
+// The tuning loop: search, measure, record, learn, repeat.
+//
+// Each round the task scheduler picks a task, the task's evolutionary search
+// proposes a batch, the measurer measures it, every result (failures too) is
+// committed to the tuning log at once, and the cost model retrains. A loop
+// started on a log that already holds records for a task resumes it: those
+// trials count, their programs are never measured again, and the best of them
+// seed the search. Stopping (the `stop` flag) ends the loop after the batch
+// in flight; nothing measured is lost.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tunefarm/common/status.h"
+#include "tunefarm/compiler/target.h"
+#include "tunefarm/compiler/workload.h"
+#include "tunefarm/tuner/search.h"
+#include "tunefarm/worker/measure.h"
+
+namespace tunefarm::database {
+class Database;
+struct Target;
+}  // namespace tunefarm::database
+namespace tunefarm::costmodel {
+class CostModel;
+}
+
+namespace tunefarm::tuner {
+
+struct TuneTask {
+  Workload workload;
+  std::string text;   // canonical workload text (what is measured and stored)
+  std::string hash;   // structural hash
+  double weight = 1;  // occurrences in the job
+};
+Result<TuneTask> MakeTuneTask(const Workload& w, double weight = 1);
+
+struct TuneOptions {
+  Target target;
+  int trials = 200;           // total over all tasks, including resumed ones
+  int batch_size = 16;
+  SearchOptions search;
+  MeasureOptions measure;
+  uint64_t seed = 1;
+  std::string config_dir;     // sketch rule sets (configs/)
+  std::string worker_name = "local";
+};
+
+struct TaskStatus {
+  std::string name;
+  std::string hash;
+  double flops = 0;
+  int trials = 0;
+  int errors = 0;
+  double best_seconds = 0;     // 0: nothing succeeded yet
+  int64_t best_record_id = 0;
+  std::string best_trace;
+  double default_seconds = 0;  // 0: not measured
+  std::vector<std::pair<int, double>> curve;  // (trials of this task, best GFLOP/s)
+};
+
+struct Progress {
+  int trials_done = 0;
+  int trials_total = 0;
+  int resumed_trials = 0;
+  double elapsed_s = 0;
+  double eta_s = 0;
+  const std::vector<TaskStatus>* tasks = nullptr;
+  size_t last_task = 0;
+};
+
+// The log's record target for code built for `t` and run on this machine.
+database::Target RecordTarget(const Target& t);
+
+class TuningLoop {
+ public:
+  // db, measurer and model must outlive the loop; model may be null (random search).
+  TuningLoop(TuneOptions options, database::Database* db, Measurer* measurer, costmodel::CostModel* model);
+  ~TuningLoop();
+
+  Status Run(std::vector<TuneTask> tasks, const std::atomic<bool>& stop,
+             const std::function<void(const Progress&)>& on_progress);
+  const std::vector<TaskStatus>& status() const { return status_; }
+
+ private:
+  struct TaskState;
+  Status Resume(TaskState& state, TaskStatus& status);
+  Status MeasureAndRecord(TaskState& state, TaskStatus& status, std::vector<Candidate> batch);
+
+  TuneOptions options_;
+  database::Database* db_;
+  Measurer* measurer_;
+  costmodel::CostModel* model_;
+  std::unique_ptr<SketchPolicy> policy_;
+  std::vector<std::unique_ptr<TaskState>> states_;
+  std::vector<TaskStatus> status_;
+};
+
+}  // namespace tunefarm::tuner

@@ -1,0 +1,275 @@
+// The tuning loop (see tuning_loop.h). Map:
+//   MakeTuneTask / RecordTarget   -- small helpers
+//   CostModelScorer               -- a CostModel as the search's scorer
+//   TuningLoop::Resume            -- reads a task's records back from the log
+//   TuningLoop::MeasureAndRecord  -- measures a batch, commits it, teaches the model
+//   TuningLoop::Run               -- the rounds
+#include "tunefarm/tuner/tuning_loop.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <thread>
+
+#include "tunefarm/compiler/ir_printer.h"
+#include "tunefarm/compiler/lower.h"
+#include "tunefarm/compiler/workload_parser.h"
+#include "tunefarm/costmodel/cost_model.h"
+#include "tunefarm/database/database.h"
+#include "tunefarm/tuner/task_scheduler.h"
+
+namespace tunefarm::tuner {
+
+namespace {
+
+class CostModelScorer : public CandidateScorer {
+ public:
+  CostModelScorer(costmodel::CostModel* model, uint64_t seed) : model_(model), fallback_(seed) {}
+  std::vector<double> Score(const std::vector<const Candidate*>& candidates) override {
+    if (!model_) return fallback_.Score(candidates);
+    std::vector<const ir::PrimFunc*> lowered;
+    for (const Candidate* c : candidates) lowered.push_back(&c->lowered);
+    auto scores = model_->Predict(lowered);
+    // A model that cannot score (not trained, or an error) must not stop tuning.
+    if (!scores.ok()) return fallback_.Score(candidates);
+    return std::move(scores).value();
+  }
+
+ private:
+  costmodel::CostModel* model_;
+  RandomScorer fallback_;
+};
+
+database::ErrorKind ToRecordError(MeasureErrorKind kind) {
+  switch (kind) {
+    case MeasureErrorKind::kNone: return database::ErrorKind::kNone;
+    case MeasureErrorKind::kCompileError:
+    case MeasureErrorKind::kInvalidCandidate: return database::ErrorKind::kCompileError;
+    case MeasureErrorKind::kRuntimeError: return database::ErrorKind::kRuntimeError;
+    case MeasureErrorKind::kTimeout: return database::ErrorKind::kTimeout;
+    case MeasureErrorKind::kWrongResult: return database::ErrorKind::kWrongResult;
+    case MeasureErrorKind::kWorkerLost: return database::ErrorKind::kWorkerLost;
+  }
+  return database::ErrorKind::kOther;
+}
+
+double Mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return v.empty() ? std::numeric_limits<double>::infinity() : s / double(v.size());
+}
+
+}  // namespace
+
+Result<TuneTask> MakeTuneTask(const Workload& w, double weight) {
+  TuneTask t;
+  t.workload = w;
+  t.text = PrintWorkload(w);
+  t.hash = StructuralHashHex(w);
+  t.weight = weight;
+  return t;
+}
+
+database::Target RecordTarget(const Target& t) {
+  database::Target out;
+  out.target = t.ToString();
+  out.fingerprint.isa = t.triple.substr(0, t.triple.find('-'));
+  std::stringstream features(t.features);
+  for (std::string f; std::getline(features, f, ',');) {
+    if (!f.empty()) out.fingerprint.features.push_back(f);
+  }
+  out.fingerprint.arch = t.cpu;
+  out.fingerprint.cores = int64_t(std::thread::hardware_concurrency());
+  out.fingerprint.toolchain = "llvm-16";
+  database::CanonicalizeFingerprint(&out.fingerprint);
+  return out;
+}
+
+struct TuningLoop::TaskState {
+  TuneTask task;
+  ir::PrimFunc default_func;
+  std::unique_ptr<EvolutionarySearch> search;
+  std::set<uint64_t> measured;
+  std::vector<std::pair<double, Trace>> successes;  // (seconds, trace), kept sorted
+  TaskHistory history;
+};
+
+TuningLoop::TuningLoop(TuneOptions options, database::Database* db, Measurer* measurer, costmodel::CostModel* model)
+    : options_(std::move(options)), db_(db), measurer_(measurer), model_(model) {}
+TuningLoop::~TuningLoop() = default;
+
+Status TuningLoop::Resume(TaskState& state, TaskStatus& status) {
+  database::Target target = RecordTarget(options_.target);
+  std::vector<costmodel::MeasuredCandidate> training;
+  Status st = db_->ForEachRecord({state.task.hash, target.target}, [&](const database::TuningRecord& r) -> Status {
+    ++status.trials;
+    auto trace = Trace::Parse(r.trace);
+    if (!trace.ok()) return Status::OK();  // a record of another version: counted, not reused
+    auto c = state.search->Replay(*trace);
+    if (!c.ok()) return Status::OK();
+    state.measured.insert(c->hash);
+    if (!r.ok()) {
+      ++status.errors;
+      if (model_) training.push_back(costmodel::MeasuredCandidate::FromLowered(state.task.hash, c->lowered, 0, true));
+      return Status::OK();
+    }
+    double secs = Mean(r.run_secs);
+    if (trace->size() == 0 && (status.default_seconds == 0 || secs < status.default_seconds)) status.default_seconds = secs;
+    state.successes.push_back({secs, *trace});
+    if (status.best_seconds == 0 || secs < status.best_seconds) {
+      status.best_seconds = secs;
+      status.best_record_id = r.id;
+      status.best_trace = r.trace;
+    }
+    if (model_) training.push_back(costmodel::MeasuredCandidate::FromLowered(state.task.hash, c->lowered, secs));
+    return Status::OK();
+  });
+  TF_RETURN_IF_ERROR(st);
+  std::sort(state.successes.begin(), state.successes.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  if (status.trials > 0) {
+    state.history.trials = status.trials;
+    state.history.best_after_batch.push_back(status.best_seconds > 0 ? status.best_seconds
+                                                                      : std::numeric_limits<double>::infinity());
+    if (status.best_seconds > 0) status.curve.push_back({status.trials, status.flops / status.best_seconds / 1e9});
+  }
+  if (model_ && !training.empty()) TF_RETURN_IF_ERROR(model_->Update(training));
+  return Status::OK();
+}
+
+Status TuningLoop::MeasureAndRecord(TaskState& state, TaskStatus& status, std::vector<Candidate> batch) {
+  std::vector<MeasureInput> inputs;
+  for (const Candidate& c : batch) {
+    inputs.push_back({database::NewRecordUid(), state.task.text, c.trace.ToText(), options_.target.ToString()});
+  }
+  std::vector<MeasureResult> results = measurer_->Measure(inputs, options_.measure);
+  if (results.size() != inputs.size()) return Status::Internal("the measurer returned a result count that differs from the batch");
+  database::Target target = RecordTarget(options_.target);
+  std::vector<database::TuningRecord> records;
+  for (size_t i = 0; i < results.size(); ++i) {
+    database::TuningRecord r;
+    r.uid = inputs[i].candidate_id;
+    r.workload_hash = state.task.hash;
+    r.target = target;
+    r.trace = inputs[i].trace_text;
+    r.error_kind = ToRecordError(results[i].error);
+    if (r.error_kind == database::ErrorKind::kNone) {
+      r.run_secs = results[i].repeat_seconds;
+    } else {
+      r.error_msg = results[i].error_message.empty() ? MeasureErrorKindName(results[i].error) : results[i].error_message;
+    }
+    r.worker = options_.worker_name;
+    r.device = "cpu";
+    records.push_back(std::move(r));
+  }
+  // Committed before anything else happens: a crash after this loses nothing.
+  TF_ASSIGN_OR_RETURN(std::vector<int64_t> ids, db_->CommitRecords(records));
+  std::vector<costmodel::MeasuredCandidate> learned;
+  for (size_t i = 0; i < results.size(); ++i) {
+    const Candidate& c = batch[i];
+    state.measured.insert(c.hash);
+    ++status.trials;
+    bool ok = results[i].error == MeasureErrorKind::kNone;
+    double secs = ok ? Mean(results[i].repeat_seconds) : 0;
+    if (!ok) ++status.errors;
+    if (ok) {
+      state.successes.push_back({secs, c.trace});
+      if (c.trace.size() == 0) status.default_seconds = secs;
+      if (status.best_seconds == 0 || secs < status.best_seconds) {
+        status.best_seconds = secs;
+        status.best_record_id = ids[i];
+        status.best_trace = inputs[i].trace_text;
+      }
+    }
+    if (model_) {
+      learned.push_back(costmodel::MeasuredCandidate::FromLowered(state.task.hash, c.lowered, secs, !ok));
+    }
+  }
+  std::sort(state.successes.begin(), state.successes.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  state.history.trials = status.trials;
+  state.history.best_after_batch.push_back(status.best_seconds > 0 ? status.best_seconds
+                                                                    : std::numeric_limits<double>::infinity());
+  if (status.best_seconds > 0) status.curve.push_back({status.trials, status.flops / status.best_seconds / 1e9});
+  if (model_ && !learned.empty()) {
+    Status st = model_->Update(learned);
+    if (!st.ok()) return Status(st.code(), "retraining the cost model: " + st.message());
+  }
+  return Status::OK();
+}
+
+Status TuningLoop::Run(std::vector<TuneTask> tasks, const std::atomic<bool>& stop,
+                       const std::function<void(const Progress&)>& on_progress) {
+  TF_ASSIGN_OR_RETURN(policy_, MakeSketchPolicy(options_.target, options_.config_dir));
+  states_.clear();
+  status_.clear();
+  int resumed = 0;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    auto state = std::make_unique<TaskState>();
+    state->task = std::move(tasks[i]);
+    TF_ASSIGN_OR_RETURN(state->default_func, LowerToPrimFunc(state->task.workload));
+    state->search = std::make_unique<EvolutionarySearch>(state->default_func, policy_.get(), options_.search,
+                                                         options_.seed * 7919 + i);
+    state->history.weight = state->task.weight;
+    TF_RETURN_IF_ERROR(db_->CommitWorkload({state->task.hash, state->task.workload.name, state->task.text}));
+    TaskStatus status;
+    status.name = state->task.workload.name;
+    status.hash = state->task.hash;
+    status.flops = state->task.workload.Flops();
+    TF_RETURN_IF_ERROR(Resume(*state, status));
+    resumed += status.trials;
+    states_.push_back(std::move(state));
+    status_.push_back(std::move(status));
+  }
+  // The untuned default is the baseline every speed-up is measured against.
+  for (size_t i = 0; i < states_.size() && !stop; ++i) {
+    if (status_[i].default_seconds > 0) continue;
+    auto baseline = states_[i]->search->Replay(Trace());
+    if (!baseline.ok()) return baseline.status();
+    if (states_[i]->measured.count(baseline->hash)) continue;  // measured before, but it failed
+    TF_RETURN_IF_ERROR(MeasureAndRecord(*states_[i], status_[i], {std::move(baseline).value()}));
+  }
+  TaskScheduler scheduler(options_.seed);
+  CostModelScorer scorer(model_, options_.seed);
+  auto start = std::chrono::steady_clock::now();
+  int done_at_start = 0;
+  for (const TaskStatus& s : status_) done_at_start += s.trials;
+  auto report = [&](size_t last) {
+    Progress p;
+    for (const TaskStatus& s : status_) p.trials_done += s.trials;
+    p.trials_total = std::max(options_.trials, p.trials_done);
+    p.resumed_trials = resumed;
+    p.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    int new_trials = p.trials_done - done_at_start;
+    p.eta_s = new_trials > 0 ? p.elapsed_s / new_trials * std::max(0, p.trials_total - p.trials_done) : 0;
+    p.tasks = &status_;
+    p.last_task = last;
+    if (on_progress) on_progress(p);
+  };
+  report(0);
+  std::vector<bool> exhausted(states_.size(), false);
+  while (!stop) {
+    int done = 0;
+    for (const TaskStatus& s : status_) done += s.trials;
+    if (done >= options_.trials) break;
+    if (std::all_of(exhausted.begin(), exhausted.end(), [](bool b) { return b; })) break;
+    std::vector<TaskHistory> histories;
+    for (const auto& s : states_) histories.push_back(s->history);
+    size_t i = scheduler.Next(histories, exhausted);
+    TaskState& state = *states_[i];
+    std::vector<Trace> seeds;
+    for (size_t k = 0; k < state.successes.size() && k < 16; ++k) seeds.push_back(state.successes[k].second);
+    int want = std::min(options_.batch_size, options_.trials - done);
+    auto batch = state.search->NextBatch(want, seeds, state.measured, scorer);
+    if (!batch.ok()) return batch.status();
+    if (batch->empty()) {
+      exhausted[i] = true;  // the search found nothing new: the space is (nearly) exhausted
+      continue;
+    }
+    TF_RETURN_IF_ERROR(MeasureAndRecord(state, status_[i], std::move(batch).value()));
+    report(i);
+  }
+  return Status::OK();
+}
+
+}  // namespace tunefarm::tuner
