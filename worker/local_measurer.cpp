@@ -202,8 +202,14 @@ void LocalMeasurer::RunRound(const std::vector<MeasureInput>& inputs, const Meas
     if (got.outcome == RunnerProcess::Outcome::kMessage) {
       last_event = now;
       const json& m = got.message;
-      std::string type = m.value("type", "");
-      int index = m.value("index", -1);
+      std::string type;
+      int index = -1;
+      try {
+        type = m.value("type", "");
+        index = m.value("index", -1);
+      } catch (const json::exception&) {
+        type = "malformed";  // ignored below; a runner bug, not worth a crash here
+      }
       if (type == "build_start") {
         builds[index] = now;
       } else if (type == "build_done") {

@@ -114,15 +114,21 @@ json ToJson(const MeasureResult& r) {
 
 MeasureResult ResultFromJson(const json& j) {
   MeasureResult r;
-  r.candidate_id = j.value("id", "");
-  r.error = ErrorKindFromName(j.value("error", "worker_lost"));
-  r.error_message = j.value("message", "");
-  if (auto it = j.find("repeat_seconds"); it != j.end() && it->is_array()) {
-    for (const auto& v : *it) {
-      if (v.is_number()) r.repeat_seconds.push_back(v.get<double>());
+  try {
+    r.candidate_id = j.value("id", "");
+    r.error = ErrorKindFromName(j.value("error", "worker_lost"));
+    r.error_message = j.value("message", "");
+    if (auto it = j.find("repeat_seconds"); it != j.end() && it->is_array()) {
+      for (const auto& v : *it) {
+        if (v.is_number()) r.repeat_seconds.push_back(v.get<double>());
+      }
     }
+    r.build_seconds = j.value("build_seconds", 0.0);
+  } catch (const json::exception& e) {
+    r.error = MeasureErrorKind::kWorkerLost;
+    r.error_message = std::string("malformed result from the runner: ") + e.what();
+    r.repeat_seconds.clear();
   }
-  r.build_seconds = j.value("build_seconds", 0.0);
   return r;
 }
 

@@ -152,6 +152,36 @@ TEST_F(LocalMeasurerTest, LargeWorkloadChecksAgainstCompiledDefaultSchedule) {
   EXPECT_NE(results[1].error_message.find("compiled default schedule"), std::string::npos) << results[1].error_message;
 }
 
+TEST_F(LocalMeasurerTest, CodegenRejectionIsCompileError) {
+  auto w = ParseWorkload(matmul_);
+  auto f = LowerToPrimFunc(*w);
+  Schedule sch(*f);
+  auto loops = sch.GetLoops(*sch.GetBlock("C"));
+  ASSERT_TRUE(sch.Bind((*loops)[0], "threadIdx.x").ok());
+  auto results = measurer_.Measure({Candidate("gpu-on-cpu", matmul_, sch.trace().ToText())}, FastOptions());
+  EXPECT_EQ(results[0].error, MeasureErrorKind::kCompileError) << results[0].error_message;
+  EXPECT_NE(results[0].error_message.find("threadIdx.x"), std::string::npos) << results[0].error_message;
+}
+
+TEST_F(LocalMeasurerTest, ParallelScheduleOnTwoThreads) {
+  auto w = ParseWorkload(matmul_);
+  auto f = LowerToPrimFunc(*w);
+  Schedule sch(*f);
+  auto loops = sch.GetLoops(*sch.GetBlock("C"));
+  ASSERT_TRUE(sch.Parallel((*loops)[0]).ok());
+  MeasureOptions o = FastOptions();
+  o.num_threads = 2;
+  auto results = measurer_.Measure({Candidate("par", matmul_, sch.trace().ToText())}, o);
+  EXPECT_TRUE(Measured(results[0]));
+}
+
+TEST_F(LocalMeasurerTest, UncheckedCandidatesAreTimedEvenIfWrong) {
+  MeasureOptions o = FastOptions();
+  o.check_correctness = false;
+  auto results = measurer_.Measure({Candidate("unchecked", matmul_, FaultTrace("wrong"))}, o);
+  EXPECT_TRUE(Measured(results[0]));
+}
+
 TEST(LocalMeasurerFaultsTest, FaultLinesAreInertWithoutTheTestOption) {
   LocalMeasurer measurer(TestMeasurerOptions(/*faults=*/false));
   auto results = measurer.Measure({Candidate("inert", MatmulText(8, 8, 8), FaultTrace("segfault"))}, FastOptions());
