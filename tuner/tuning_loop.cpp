@@ -122,6 +122,8 @@ Status TuningLoop::Resume(TaskState& state, TaskStatus& status) {
       status.best_seconds = secs;
       status.best_record_id = r.id;
       status.best_trace = r.trace;
+      // Records come back in commit order: rebuild the curve as it happened.
+      status.curve.push_back({status.trials, status.flops / secs / 1e9});
     }
     if (model_) training.push_back(costmodel::MeasuredCandidate::FromLowered(state.task.hash, c->lowered, secs));
     return Status::OK();
@@ -132,7 +134,6 @@ Status TuningLoop::Resume(TaskState& state, TaskStatus& status) {
     state.history.trials = status.trials;
     state.history.best_after_batch.push_back(status.best_seconds > 0 ? status.best_seconds
                                                                       : std::numeric_limits<double>::infinity());
-    if (status.best_seconds > 0) status.curve.push_back({status.trials, status.flops / status.best_seconds / 1e9});
   }
   if (model_ && !training.empty()) TF_RETURN_IF_ERROR(model_->Update(training));
   return Status::OK();

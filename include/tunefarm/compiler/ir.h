@@ -209,8 +209,9 @@ struct BinaryNode : ExprNode {
   static Expr Make(Expr a, Expr b);
 };
 
-#define TF_BINARY(name) \
-  struct name : BinaryNode<IRNodeKind::k##name> { using BinaryNode::BinaryNode; };
+// Aliases, not subclasses: Make builds BinaryNode<K> objects, and as<Add>()
+// must name exactly that type.
+#define TF_BINARY(name) using name = BinaryNode<IRNodeKind::k##name>;
 TF_BINARY(Add) TF_BINARY(Sub) TF_BINARY(Mul) TF_BINARY(Div) TF_BINARY(Mod)
 TF_BINARY(Min) TF_BINARY(Max)
 TF_BINARY(EQ) TF_BINARY(NE) TF_BINARY(LT) TF_BINARY(LE) TF_BINARY(GT) TF_BINARY(GE)
