@@ -30,20 +30,29 @@ void ExtractFeatures(const ir::PrimFunc& lowered, float* out) {
   ex.Run(lowered);
   std::array<double, kStoreFeatures> sum{};
   std::array<double, kStoreFeatures> max{};
-  double total_float_ops = 0;
+  double total_float_ops = 0, main_ops = -1;
+  const StoreRow* main = nullptr;
   for (const StoreRow& row : ex.rows()) {
     for (int k = 0; k < kStoreFeatures; ++k) {
       double x = row.values[static_cast<size_t>(k)];
       sum[static_cast<size_t>(k)] += x;
       max[static_cast<size_t>(k)] = std::max(max[static_cast<size_t>(k)], x);
     }
+    // The main store: most float ops, ties to the larger trip count.
+    double ops = RowFloatOps(row) + row.values[kOuterProd] * 1e-9;
+    if (ops > main_ops) {
+      main_ops = ops;
+      main = &row;
+    }
     total_float_ops += RowFloatOps(row);
   }
+
   for (int k = 0; k < kStoreFeatures; ++k) {
     out[k] = Log2p1(sum[static_cast<size_t>(k)]);
     out[kStoreFeatures + k] = Log2p1(max[static_cast<size_t>(k)]);
+    out[2 * kStoreFeatures + k] = main ? Log2p1(main->values[static_cast<size_t>(k)]) : 0.f;
   }
-  float* prog = out + 2 * kStoreFeatures;
+  float* prog = out + 3 * kStoreFeatures;
   prog[kNumStores] = static_cast<float>(ex.rows().size());
   prog[kNumAllocs] = static_cast<float>(ex.num_allocs());
   prog[kTotalFloatOps] = Log2p1(total_float_ops);
@@ -116,7 +125,8 @@ std::string FeatureName(int index) {
   if (index < 0 || index >= kNumFeatures) return "?";
   if (index < kStoreFeatures) return "sum." + StoreFeatureName(index);
   if (index < 2 * kStoreFeatures) return "max." + StoreFeatureName(index - kStoreFeatures);
-  return std::string("prog.") + kProgramNames[index - 2 * kStoreFeatures];
+  if (index < 3 * kStoreFeatures) return "main." + StoreFeatureName(index - 2 * kStoreFeatures);
+  return std::string("prog.") + kProgramNames[index - 3 * kStoreFeatures];
 }
 
 }  // namespace tunefarm::costmodel

@@ -2,6 +2,7 @@
 // throughput.
 //
 //   tunefarm_costmodel_bench [--records N] [--save-data FILE] [--load-data FILE]
+//                            [--objective rank:pairwise|reg:squarederror] [--rounds N] [--depth N]
 //
 // Builds a dataset of random schedules of three suite workloads at shrunk
 // shapes (gmm 128^3, dense_bias_relu 64x256x256, c2d 3x3 at C=K=32, 28x28),
@@ -13,6 +14,7 @@
 // candidates per second on one core for feature extraction + prediction
 // (from LowerForCodegen output) and for prediction alone.
 //
+// --objective and --rounds override the model's XGBoost settings (to compare).
 // --save-data writes "workload seed seconds" lines; --load-data replays them
 // (schedules are deterministic in their seed), to compare models on one set.
 #include <algorithm>
@@ -51,6 +53,8 @@ struct Record {
   FeatureVector features;
 };
 
+XGBoostCostModelOptions g_options;
+
 double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 int Fail(const Status& s) {
@@ -68,7 +72,7 @@ MeasuredCandidate ToCandidate(const Record& r) {
 
 // Trains on `train`, reports the metrics of `test` per workload.
 Status Evaluate(const char* title, const std::vector<const Record*>& train, const std::vector<const Record*>& test) {
-  XGBoostCostModel model;
+  XGBoostCostModel model(g_options);
   std::vector<MeasuredCandidate> cands;
   for (const Record* r : train) cands.push_back(ToCandidate(*r));
   auto t0 = Clock::now();
@@ -111,8 +115,15 @@ int main(int argc, char** argv) {
       save_path = argv[++i];
     } else if (a == "--load-data" && i + 1 < argc) {
       load_path = argv[++i];
+    } else if (a == "--objective" && i + 1 < argc) {
+      g_options.params.objective = argv[++i];
+    } else if (a == "--rounds" && i + 1 < argc) {
+      g_options.params.num_rounds = std::atoi(argv[++i]);
+    } else if (a == "--depth" && i + 1 < argc) {
+      g_options.params.max_depth = std::atoi(argv[++i]);
     } else {
-      std::fprintf(stderr, "usage: %s [--records N] [--save-data FILE] [--load-data FILE]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--records N] [--save-data FILE] [--load-data FILE] [--objective O] [--rounds N] [--depth N]\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -208,7 +219,7 @@ int main(int argc, char** argv) {
   }
 
   // ---- throughput on one core (nthread = 1)
-  XGBoostCostModel model;
+  XGBoostCostModel model(g_options);
   std::vector<MeasuredCandidate> all;
   for (const Record& r : records) all.push_back(ToCandidate(r));
   s = model.Update(all);

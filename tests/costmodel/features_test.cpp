@@ -60,12 +60,14 @@ int SlotWithBytes(const StoreRow& r, float bytes) {
 
 TEST(FeaturesTest, LayoutAndNames) {
   EXPECT_EQ(kStoreFeatures, 165);
-  EXPECT_EQ(kNumFeatures, 2 * 165 + kProgramFeatures);
+  EXPECT_EQ(kNumFeatures, 3 * 165 + kProgramFeatures);
   std::set<std::string> names;
   for (int i = 0; i < kNumFeatures; ++i) names.insert(FeatureName(i));
   EXPECT_EQ(names.size(), static_cast<size_t>(kNumFeatures)) << "feature names must be unique";
   EXPECT_EQ(FeatureName(kVecLen), "sum.vec_len");
   EXPECT_EQ(FeatureName(kStoreFeatures + BufferFeatureIndex(1, kStride)), "max.buf1.stride");
+  EXPECT_EQ(FeatureName(2 * kStoreFeatures + kOuterProd), "main.outer_prod");
+  EXPECT_EQ(FeatureName(3 * kStoreFeatures + kNumStores), "prog.num_stores");
 }
 
 TEST(FeaturesTest, DefaultGmmCountsStridesAndReuse) {
@@ -149,6 +151,7 @@ TEST(FeaturesTest, VectorizedParallelAndUnrolledLoops) {
   FeatureVector v = ExtractFeatures(f);
   ASSERT_EQ(v.size(), static_cast<size_t>(kNumFeatures));
   EXPECT_FLOAT_EQ(v[kStoreFeatures + kVecLen], std::log2(9.f));
+  EXPECT_FLOAT_EQ(v[2 * kStoreFeatures + kVecLen], std::log2(9.f));  // the update is the main store
 }
 
 TEST(FeaturesTest, FusedLoopsGiveBoundedRegions) {
