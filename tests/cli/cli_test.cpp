@@ -1,0 +1,191 @@
+// The tunefarm binary end to end: tune briefly into a fresh log, resume,
+// compile the best record into an object, link it into a program and check it
+// against the reference interpreter; and every user-facing error of the
+// commands (a clear message and its exit code).
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "tunefarm/compiler/host_buffer.h"
+#include "tunefarm/compiler/interpreter.h"
+#include "tunefarm/compiler/lower.h"
+#include "tunefarm/compiler/workload_parser.h"
+#include "tunefarm/database/database.h"
+
+namespace tunefarm {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Output {
+  int code;
+  std::string text;  // stdout and stderr together
+};
+
+Output RunTunefarm(const std::string& args) {
+  std::string cmd = std::string(TUNEFARM_BINARY_DIR) + "/cli/tunefarm " + args + " 2>&1";
+  Output out{-1, ""};
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return out;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.text.append(buf.data(), n);
+  int status = pclose(p);
+  out.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("tunefarm_cli_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+    std::ofstream(dir_ / "mm.tf") << "workload mm(M = 64, N = 48, K = 32) {\n"
+                                     "  A = input f32[M, K]\n  B = input f32[K, N]\n"
+                                     "  C[i, j] = sum(k: K) A[i, k] * B[k, j]\n  output C\n}\n";
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  std::string P(const std::string& name) const { return (dir_ / name).string(); }
+  fs::path dir_;
+};
+
+TEST_F(CliTest, TuneResumeCompileLinkAndCheck) {
+  Output tune = RunTunefarm("tune " + P("mm.tf") + " --trials 10 --batch-size 5 --repeat 2 --min-repeat-ms 2 --db " + P("log.db") +
+                    " --curve " + P("curve.svg"));
+  ASSERT_EQ(tune.code, 0) << tune.text;
+  EXPECT_NE(tune.text.find("speed-up"), std::string::npos) << tune.text;
+  std::ifstream svg(P("curve.svg"));
+  std::string svg_text((std::istreambuf_iterator<char>(svg)), std::istreambuf_iterator<char>());
+  EXPECT_NE(svg_text.find("<svg"), std::string::npos);
+  EXPECT_NE(svg_text.find("polyline"), std::string::npos);
+
+  // Resume: the earlier trials count and are not measured again.
+  Output again = RunTunefarm("tune " + P("mm.tf") + " --trials 14 --batch-size 4 --repeat 2 --min-repeat-ms 2 --db " + P("log.db") +
+                     " --curve ''");
+  ASSERT_EQ(again.code, 0) << again.text;
+  EXPECT_NE(again.text.find("10 resumed"), std::string::npos) << again.text;
+
+  auto db = database::Database::Open(P("log.db"));
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  int64_t records = 0, best_id = 0;
+  double best = 1e30;
+  ASSERT_TRUE((*db)->ForEachRecord({}, [&](const database::TuningRecord& r) {
+                  ++records;
+                  if (r.ok() && *r.MeanSec() < best) {
+                    best = *r.MeanSec();
+                    best_id = r.id;
+                  }
+                  return Status::OK();
+                }).ok());
+  EXPECT_EQ(records, 14);
+  ASSERT_GT(best_id, 0);
+  db->reset();
+
+  Output compile = RunTunefarm("compile " + P("mm.tf") + " --db " + P("log.db") + " -o " + P("mm.o") + " --header " + P("mm.h"));
+  ASSERT_EQ(compile.code, 0) << compile.text;
+  std::ifstream header(P("mm.h"));
+  std::string header_text((std::istreambuf_iterator<char>(header)), std::istreambuf_iterator<char>());
+  EXPECT_NE(header_text.find("record id: " + std::to_string(best_id) + "\n"), std::string::npos)
+      << "the object must hold the log's best schedule\n" << header_text;
+  EXPECT_NE(header_text.find("int32_t mm("), std::string::npos) << header_text;
+
+  // Link the object with the runtime into a library, load it, run it.
+  std::string runtime = std::string(TUNEFARM_BINARY_DIR) + "/runtime";
+  std::string link = "cc -shared -o " + P("mm.so") + " " + P("mm.o") + " -L" + runtime + " -ltunefarm_runtime -Wl,-rpath," +
+                     runtime + " -lm";
+  ASSERT_EQ(std::system(link.c_str()), 0);
+  void* lib = dlopen(P("mm.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(lib, nullptr) << dlerror();
+  auto fn = reinterpret_cast<int32_t (*)(void*, void*, void*)>(dlsym(lib, "mm"));
+  ASSERT_NE(fn, nullptr);
+  auto w = ParseWorkloadFile(P("mm.tf"));
+  ASSERT_TRUE(w.ok());
+  auto f = LowerToPrimFunc(*w);
+  ASSERT_TRUE(f.ok());
+  HostBuffer a(ir::DataType::Float(32), {64, 32}), b(ir::DataType::Float(32), {32, 48});
+  HostBuffer c(ir::DataType::Float(32), {64, 48}), c_ref(ir::DataType::Float(32), {64, 48});
+  std::mt19937_64 rng(9);
+  a.FillRandom(rng);
+  b.FillRandom(rng);
+  ASSERT_EQ(fn(a.data(), b.data(), c.data()), 0);
+  ASSERT_TRUE(Interpret(*f, {&a, &b, &c_ref}).ok());
+  CompareResult cmp = CompareBuffers(c, c_ref, 1e-4, 1e-4);
+  EXPECT_TRUE(cmp.equal) << cmp.message;
+  dlclose(lib);
+}
+
+TEST_F(CliTest, CompileWithoutRecordFallsBackOrFailsWhenTuningIsRequired) {
+  ASSERT_EQ(RunTunefarm("tune " + P("mm.tf") + " --trials 2 --batch-size 1 --repeat 1 --min-repeat-ms 1 --db " + P("log.db") +
+                " --curve ''").code, 0);
+  std::ofstream(P("other.tf")) << "workload other(N = 32) {\n  X = input f32[N]\n  Y[i] = X[i] * 2.0\n  output Y\n}\n";
+  Output fallback = RunTunefarm("compile " + P("other.tf") + " --db " + P("log.db") + " -o " + P("o.o"));
+  EXPECT_EQ(fallback.code, 0) << fallback.text;
+  EXPECT_NE(fallback.text.find("warning: no tuning record"), std::string::npos) << fallback.text;
+  Output required = RunTunefarm("compile " + P("other.tf") + " --db " + P("log.db") + " -o " + P("o.o") + " --require-tuned");
+  EXPECT_EQ(required.code, 3) << required.text;
+  EXPECT_NE(required.text.find("--require-tuned"), std::string::npos) << required.text;
+}
+
+TEST_F(CliTest, UserErrorsGetAClearMessageAndExitCodeOne) {
+  std::ofstream(P("bad.tf")) << "workload bad(N = 4) {\n  X = input f32[N]\n  Y[i: N] = Z[i]\n  output Y\n}\n";
+  std::ofstream(P("corrupt.db")) << "this is not a database";
+  struct Case {
+    std::string args;
+    std::string expect;
+  } cases[] = {
+      {"compile " + P("bad.tf") + " -o " + P("x.o"), "bad.tf:3:"},
+      {"run " + P("bad.tf"), "bad.tf:3:"},
+      {"tune " + P("bad.tf") + " --db " + P("t.db"), "bad.tf:3:"},
+      {"compile " + P("mm.tf") + " --db " + P("missing.db") + " -o " + P("x.o"), "missing.db"},
+      {"compile " + P("mm.tf") + " --db " + P("corrupt.db") + " -o " + P("x.o"), "not a tunefarm database"},
+      {"tune " + P("mm.tf") + " --db " + P("corrupt.db"), "not a tunefarm database"},
+      {"compile " + P("mm.tf") + " --target 'llvm -mcpu=notacpu' -o " + P("x.o"), "notacpu"},
+      {"compile " + P("mm.tf") + " --target 'gpu' -o " + P("x.o"), "gpu"},
+      {"run " + P("mm.tf") + " --set M=abc", "not an integer"},
+      {"run " + P("mm.tf") + " --set M=0", "M"},
+      {"tune " + P("mm.tf") + " --target 'llvm -mtriple=aarch64-linux-gnu' --db " + P("t.db"), "cannot run on this machine"},
+  };
+  for (const Case& c : cases) {
+    Output out = RunTunefarm(c.args);
+    EXPECT_EQ(out.code, 1) << c.args << "\n" << out.text;
+    EXPECT_NE(out.text.find(c.expect), std::string::npos) << c.args << "\n" << out.text;
+    EXPECT_NE(out.text.find("error"), std::string::npos) << c.args << "\n" << out.text;
+  }
+  // The corrupt log is left exactly as it was.
+  std::ifstream in(P("corrupt.db"));
+  std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(content, "this is not a database");
+}
+
+TEST_F(CliTest, HelpTeachesEveryCommand) {
+  Output help = RunTunefarm("--help");
+  EXPECT_EQ(help.code, 0);
+  for (const char* cmd : {"tune", "run", "show", "compile", "db"}) EXPECT_NE(help.text.find(cmd), std::string::npos) << cmd;
+  Output tune_help = RunTunefarm("tune --help");
+  EXPECT_NE(tune_help.text.find("resumes"), std::string::npos) << tune_help.text;
+  EXPECT_NE(RunTunefarm("compile --help").text.find("--require-tuned"), std::string::npos);
+}
+
+TEST_F(CliTest, CrossTargetObjectForAArch64) {
+  Output out = RunTunefarm("compile " + P("mm.tf") + " --target 'llvm -mtriple=aarch64-linux-gnu -mattr=+neon' -o " + P("arm.o"));
+  ASSERT_EQ(out.code, 0) << out.text;
+  std::ifstream obj(P("arm.o"), std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(obj)), std::istreambuf_iterator<char>());
+  ASSERT_GT(bytes.size(), 20u);
+  EXPECT_EQ(bytes.substr(0, 4), "\x7f" "ELF");
+  EXPECT_EQ(uint8_t(bytes[18]), 183);  // e_machine EM_AARCH64
+}
+
+}  // namespace
+}  // namespace tunefarm
