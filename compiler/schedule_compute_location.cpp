@@ -227,13 +227,15 @@ Status Schedule::ComputeAt(BlockRV block_rv, LoopRV loop_rv) {
   std::vector<const Block*> consumers = Readers(root, buffer, producer);
   if (consumers.empty()) return fail("nothing reads " + buffer->name);
   Region region;
+  RangeMap outer_ranges = RangesAbove(root, loop);
+  if (const int64_t* e = AsConstInt(loop->extent)) outer_ranges[loop->loop_var.get()] = Interval{0, *e - 1};
   for (const Block* c : consumers) {
     if (!IsUnder(root, c, loop)) {
       return fail("block " + c->name + " also reads " + buffer->name + " but is not inside the loop");
     }
     TF_ASSIGN_OR_RETURN(auto varying, InnerLoops(root, c, loop));
     for (const Load* load : sched::BlockLoadsOf(c, buffer)) {
-      auto r = sched::AccessRegion(sched::BoundIndices(c, load->indices), varying);
+      auto r = sched::AccessRegion(sched::BoundIndices(c, load->indices), varying, outer_ranges);
       if (!r.ok()) return fail("cannot bound the region of " + buffer->name + " that " + c->name + " reads: " + r.status().message());
       if (region.empty()) {
         region = *r;
@@ -316,7 +318,9 @@ Status Schedule::ReverseComputeAt(BlockRV block_rv, LoopRV loop_rv) {
     }
   }
   const Store* pstore = sched::BlockStore(producer);
-  auto written = sched::AccessRegion(sched::BoundIndices(producer, pstore->indices), varying);
+  RangeMap outer_ranges = RangesAbove(root, loop);
+  if (const int64_t* e = AsConstInt(loop->extent)) outer_ranges[loop->loop_var.get()] = Interval{0, *e - 1};
+  auto written = sched::AccessRegion(sched::BoundIndices(producer, pstore->indices), varying, outer_ranges);
   if (!written.ok()) return fail("cannot bound the region " + producer->name + " writes: " + written.status().message());
   // Each dimension of the buffer must be read at exactly one spatial iter var of the consumer.
   auto loads = sched::BlockLoadsOf(consumer, buffer);

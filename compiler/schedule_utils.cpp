@@ -212,12 +212,15 @@ std::vector<Expr> BoundIndices(const Block* block, const std::vector<Expr>& indi
   return out;
 }
 
-Result<Region> AccessRegion(const std::vector<Expr>& indices, const std::map<const Variable*, int64_t>& varying) {
+Result<Region> AccessRegion(const std::vector<Expr>& indices, const std::map<const Variable*, int64_t>& varying,
+                            const RangeMap& outer) {
   Region region;
+  RangeMap ranges = outer;
+  for (const auto& [v, extent] : varying) ranges[v] = Interval{0, extent - 1};
   for (const Expr& index : indices) {
     std::map<const Variable*, int64_t> coefs;
     Expr rest;
-    if (!Linearize(Simplify(index), varying, &coefs, &rest, 1)) {
+    if (!Linearize(Simplify(index, ranges), varying, &coefs, &rest, 1)) {
       return Status::InvalidArgument("index " + std::to_string(region.size()) +
                                      " is not an affine function of the loops it varies over");
     }

@@ -8,6 +8,7 @@
 
 #include "tunefarm/common/status.h"
 #include "tunefarm/compiler/ir.h"
+#include "tunefarm/compiler/simplify.h"
 
 namespace tunefarm::sched {
 
@@ -46,7 +47,10 @@ using Region = std::vector<RegionDim>;
 
 // The region `indices` cover while the variables in `varying` range over
 // [0, extent); other variables stay symbolic. Fails for non-affine indices.
-Result<Region> AccessRegion(const std::vector<ir::Expr>& indices, const std::map<const ir::Variable*, int64_t>& varying);
+// `outer` gives the ranges of the symbolic loop variables, used (with the
+// varying ones) to simplify floor div/mod of packed layouts first.
+Result<Region> AccessRegion(const std::vector<ir::Expr>& indices, const std::map<const ir::Variable*, int64_t>& varying,
+                            const ir::RangeMap& outer = {});
 // Smallest region containing both; their mins must differ by constants.
 Result<Region> UnionRegion(const Region& a, const Region& b);
 

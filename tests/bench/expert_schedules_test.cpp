@@ -71,7 +71,7 @@ TEST(ExpertSchedulesTest, GmmWithPartialTilesMatchesTheInterpreter) {
 }
 
 TEST(ExpertSchedulesTest, C2dRowTileMatchesTheInterpreter) {
-  ExpectScheduledMatchesInterpreter("c2d_resnet_3x3.tf", {{"C", 4}, {"H", 10}, {"W", 12}, {"K", 8}}, ScheduleC2d);
+  ExpectScheduledMatchesInterpreter("c2d_resnet_3x3.tf", {{"C", 4}, {"H", 6}, {"W", 14}, {"K", 32}}, ScheduleC2d);
 }
 
 }  // namespace
