@@ -117,14 +117,7 @@ std::string HeaderText(const Workload& w, const ir::PrimFunc& f, const Target& t
 }
 
 int Compile(const CompileOptions& o) {
-  auto overrides = ParseOverrides(o.overrides);
-  if (!overrides.ok()) {
-    fmt::print(stderr, "error: {}\n", overrides.status().message());
-    return kExitUserError;
-  }
-  ParseOptions parse_options;
-  parse_options.param_overrides = *overrides;
-  auto w = ParseWorkloadFile(o.workload_path, parse_options);
+  auto w = LoadWorkload(o.workload_path, o.overrides);
   if (!w.ok()) {
     fmt::print(stderr, "error: {}\n", w.status().message());
     return kExitUserError;

@@ -1,5 +1,7 @@
 #include "kernel_runner.h"
 
+#include "tunefarm/compiler/workload_parser.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -24,6 +26,13 @@ Result<std::map<std::string, int64_t>> ParseOverrides(const std::vector<std::str
     out[item.substr(0, eq)] = v;
   }
   return out;
+}
+
+Result<Workload> LoadWorkload(const std::string& path, const std::vector<std::string>& overrides) {
+  TF_ASSIGN_OR_RETURN(auto parsed, ParseOverrides(overrides));
+  ParseOptions options;
+  options.param_overrides = std::move(parsed);
+  return ParseWorkloadFile(path, options);
 }
 
 Result<TimingResult> TimeKernel(const JitKernel& kernel, const std::vector<void*>& args, int repeat,

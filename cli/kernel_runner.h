@@ -18,6 +18,10 @@ namespace tunefarm::cli {
 // Parses "M=16" style overrides; errors name the bad text.
 Result<std::map<std::string, int64_t>> ParseOverrides(const std::vector<std::string>& items);
 
+// The workload file with `--set` overrides applied; every user error names
+// the file, line and column (or the bad override).
+Result<Workload> LoadWorkload(const std::string& path, const std::vector<std::string>& overrides);
+
 struct TimingResult {
   std::vector<double> seconds_per_run;  // one entry per repeat group (mean of its runs)
   double best_seconds = 0;

@@ -66,14 +66,7 @@ std::string ParamsString(const Workload& w) {
 }
 
 int Run(const RunOptions& o) {
-  auto overrides = ParseOverrides(o.overrides);
-  if (!overrides.ok()) {
-    fmt::print(stderr, "error: {}\n", overrides.status().message());
-    return kExitUserError;
-  }
-  ParseOptions parse_options;
-  parse_options.param_overrides = *overrides;
-  auto workload = ParseWorkloadFile(o.workload_path, parse_options);
+  auto workload = LoadWorkload(o.workload_path, o.overrides);
   if (!workload.ok()) {
     fmt::print(stderr, "error: {}\n", workload.status().message());
     return kExitUserError;
@@ -116,6 +109,7 @@ int Run(const RunOptions& o) {
     if (!full) {
       std::ifstream in(o.workload_path, std::ios::binary);
       std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      auto overrides = ParseOverrides(o.overrides);  // valid: LoadWorkload accepted them
       checked = ShrinkWorkload(text, o.workload_path, *overrides, kInterpreterFlopBudget);
     }
     if (!checked.ok()) {

@@ -127,8 +127,9 @@ int Tune(const TuneOptionsCli& o) {
     const tuner::TaskStatus& t = (*p.tasks)[p.last_task];
     double best = t.best_seconds > 0 ? t.flops / t.best_seconds / 1e9 : 0;
     double speedup = (t.best_seconds > 0 && t.default_seconds > 0) ? t.default_seconds / t.best_seconds : 0;
-    std::string line = fmt::format("[{:>4}/{}] {:<18} best {:8.2f} GFLOP/s ({:5.1f}x default)  errors {:<3} elapsed {}  ETA {}",
-                                   p.trials_done, p.trials_total, t.name, best, speedup, t.errors, Clock(p.elapsed_s),
+    std::string vs_default = speedup > 0 ? fmt::format("{:5.1f}x default", speedup) : std::string("default n/a");
+    std::string line = fmt::format("[{:>4}/{}] {:<18} best {:8.2f} GFLOP/s ({})  errors {:<3} elapsed {}  ETA {}",
+                                   p.trials_done, p.trials_total, t.name, best, vs_default, t.errors, Clock(p.elapsed_s),
                                    Clock(p.eta_s));
     if (p.resumed_trials > 0) line += fmt::format("  ({} resumed)", p.resumed_trials);
     if (tty) {

@@ -12,15 +12,6 @@ using namespace ir;
 
 namespace {
 
-const StmtNode* NestTop(const Stmt& root, const Block* block) {
-  const StmtNode* top = block;
-  auto loops = sched::LoopsAbove(root, block);
-  for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
-    if ((*it)->body.get() != top) break;
-    top = *it;
-  }
-  return top;
-}
 
 // A full loop nest copying src into dst element by element, as one block.
 Stmt CopyNest(const std::string& block_name, const Buffer& src, const Buffer& dst) {
@@ -61,7 +52,7 @@ Result<BlockRV> Schedule::CacheRead(BlockRV block_rv, int read_index, MemoryScop
   const Buffer& src = reads[size_t(read_index)];
   Buffer cache = MakeBuffer(sched::UniqueName(func_, src->name + "_" + MemoryScopeName(scope)), src->dtype, src->shape, scope);
   std::string copy_name = cache->name;
-  const StmtNode* nest = NestTop(func_.body, block);
+  const StmtNode* nest = sched::NestOf(func_.body, block);
   Stmt nest_stmt = sched::FindStmt(func_.body, nest);
   Stmt rewritten = sched::ReplaceNode(nest_stmt, block, RewriteBlockBuffer(block, src.get(), cache));
   Stmt replacement = Allocate::Make(cache, SeqStmt::Make({CopyNest(copy_name, src, cache), rewritten}));
@@ -78,7 +69,7 @@ Result<BlockRV> Schedule::CacheWrite(BlockRV block_rv, MemoryScope scope) {
   const Store* store = sched::BlockStore(block);
   if (!store) return Status::InvalidArgument("cache_write(" + name + "): the block's body is not a single store");
   const Buffer& dst = store->buffer;
-  const StmtNode* nest = NestTop(func_.body, block);
+  const StmtNode* nest = sched::NestOf(func_.body, block);
   // The write-back copies the whole buffer: under a loop shared with other
   // blocks it would run once per iteration and copy stale elements over
   // the ones other iterations wrote.

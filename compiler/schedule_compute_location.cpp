@@ -23,16 +23,6 @@ using sched::RegionDim;
 
 namespace {
 
-// The outermost statement that holds `block` and nothing else (its loop nest).
-const StmtNode* NestOf(const Stmt& root, const Block* block) {
-  const StmtNode* top = block;
-  auto loops = sched::LoopsAbove(root, block);
-  for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
-    if ((*it)->body.get() != top) break;
-    top = *it;
-  }
-  return top;
-}
 
 // Every block that writes `buffer`.
 std::vector<const Block*> Writers(const Stmt& root, const BufferNode* buffer) {
@@ -247,7 +237,7 @@ Status Schedule::ComputeAt(BlockRV block_rv, LoopRV loop_rv) {
     }
   }
   // The producer's nest must come before the loop (it is moved into it).
-  const StmtNode* nest = NestOf(root, producer);
+  const StmtNode* nest = sched::NestOf(root, producer);
   for (const For* f : sched::LoopsAbove(root, loop)) {
     if (f == nest) return fail("the loop is inside the block's own loop nest");
   }
@@ -340,7 +330,7 @@ Status Schedule::ReverseComputeAt(BlockRV block_rv, LoopRV loop_rv) {
     if (it == dim_var.end()) return fail("iteration variable " + iv.var.name() + " does not index " + buffer->name);
     region.push_back((*written)[size_t(it - dim_var.begin())]);
   }
-  Stmt body = sched::ReplaceNode(root, NestOf(root, consumer), Stmt());
+  Stmt body = sched::ReplaceNode(root, sched::NestOf(root, consumer), Stmt());
   loop = sched::FindLoop(body, loop_var.get());
   RangeMap ranges = RangesAbove(body, loop);
   ranges[loop->loop_var.get()] = Interval{0, *AsConstInt(loop->extent) - 1};
@@ -393,7 +383,7 @@ Status Schedule::ComputeInline(BlockRV block_rv) {
     Expr v_;
     std::vector<const Variable*> vars_;
   } inliner(buffer, value, vars);
-  Stmt body = sched::ReplaceNode(root, NestOf(root, producer), Stmt());
+  Stmt body = sched::ReplaceNode(root, sched::NestOf(root, producer), Stmt());
   body = inliner.Mutate(body);
   body = DropUnusedAllocate(body, buffer);
   if (Status scoped = sched::CheckAllocationScopes(func_, body); !scoped.ok()) return fail(scoped.message());
@@ -474,7 +464,7 @@ Status Schedule::ReverseComputeInline(BlockRV block_rv) {
   for (const Expr& i : cstore->indices) indices.push_back(Substitute(i, to_producer));
   Stmt new_producer = Block::Make(producer->name, producer->iter_vars, Stmt(), Store::Make(cstore->buffer, value, indices),
                                   producer->predicate);
-  Stmt body = sched::ReplaceNode(root, NestOf(root, consumer), Stmt());
+  Stmt body = sched::ReplaceNode(root, sched::NestOf(root, consumer), Stmt());
   body = sched::ReplaceNode(body, sched::FindBlock(body, producer->name), new_producer);
   body = DropUnusedAllocate(body, buffer);
   if (Status scoped = sched::CheckAllocationScopes(func_, body); !scoped.ok()) return fail(scoped.message());

@@ -156,6 +156,16 @@ std::vector<const For*> LoopsAbove(const Stmt& root, const StmtNode* node) {
   return finder.loops_found_;
 }
 
+const StmtNode* NestOf(const Stmt& root, const Block* block) {
+  const StmtNode* top = block;
+  auto loops = LoopsAbove(root, block);
+  for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
+    if ((*it)->body.get() != top) break;
+    top = *it;
+  }
+  return top;
+}
+
 std::vector<const Block*> BlocksUnder(const Stmt& s) {
   std::vector<const Block*> blocks;
   PostOrderVisit(s, [&](const IRNode* n) {

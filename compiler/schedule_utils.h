@@ -20,6 +20,8 @@ const ir::Block* FindBlock(const ir::Stmt& root, const std::string& name);
 ir::Stmt FindStmt(const ir::Stmt& root, const ir::StmtNode* node);
 // Loops enclosing `node`, outermost first.
 std::vector<const ir::For*> LoopsAbove(const ir::Stmt& root, const ir::StmtNode* node);
+// The outermost statement that holds `block` and nothing else: its loop nest.
+const ir::StmtNode* NestOf(const ir::Stmt& root, const ir::Block* block);
 // Blocks under `s`, in program order.
 std::vector<const ir::Block*> BlocksUnder(const ir::Stmt& s);
 // Replaces `target` (by identity) with `replacement`; an undefined replacement

@@ -139,12 +139,13 @@ Status TuningLoop::Resume(TaskState& state, TaskStatus& status) {
   return Status::OK();
 }
 
-Status TuningLoop::MeasureAndRecord(TaskState& state, TaskStatus& status, std::vector<Candidate> batch) {
+Status TuningLoop::MeasureAndRecord(TaskState& state, TaskStatus& status, std::vector<Candidate> batch,
+                                    const MeasureOptions& measure) {
   std::vector<MeasureInput> inputs;
   for (const Candidate& c : batch) {
     inputs.push_back({database::NewRecordUid(), state.task.text, c.trace.ToText(), options_.target.ToString()});
   }
-  std::vector<MeasureResult> results = measurer_->Measure(inputs, options_.measure);
+  std::vector<MeasureResult> results = measurer_->Measure(inputs, measure);
   if (results.size() != inputs.size()) return Status::Internal("the measurer returned a result count that differs from the batch");
   database::Target target = RecordTarget(options_.target);
   std::vector<database::TuningRecord> records;
@@ -228,7 +229,14 @@ Status TuningLoop::Run(std::vector<TuneTask> tasks, const std::atomic<bool>& sto
     auto baseline = states_[i]->search->Replay(Trace());
     if (!baseline.ok()) return baseline.status();
     if (states_[i]->measured.count(baseline->hash)) continue;  // measured before, but it failed
-    TF_RETURN_IF_ERROR(MeasureAndRecord(*states_[i], status_[i], {std::move(baseline).value()}));
+    // The untuned default of a big workload can take seconds per run: give it
+    // one timed group and a deadline to match, so the baseline is not lost.
+    MeasureOptions slow = options_.measure;
+    slow.repeat = 1;
+    slow.min_repeat_ms = 0;
+    slow.number = 1;
+    slow.run_timeout_s = std::max(options_.measure.run_timeout_s, 300.0);
+    TF_RETURN_IF_ERROR(MeasureAndRecord(*states_[i], status_[i], {std::move(baseline).value()}, slow));
   }
   TaskScheduler scheduler(options_.seed);
   CostModelScorer scorer(model_, options_.seed);
@@ -267,7 +275,7 @@ Status TuningLoop::Run(std::vector<TuneTask> tasks, const std::atomic<bool>& sto
       exhausted[i] = true;  // the search found nothing new: the space is (nearly) exhausted
       continue;
     }
-    TF_RETURN_IF_ERROR(MeasureAndRecord(state, status_[i], std::move(batch).value()));
+    TF_RETURN_IF_ERROR(MeasureAndRecord(state, status_[i], std::move(batch).value(), options_.measure));
     report(i);
   }
   return Status::OK();

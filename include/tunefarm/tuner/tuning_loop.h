@@ -89,7 +89,8 @@ class TuningLoop {
  private:
   struct TaskState;
   Status Resume(TaskState& state, TaskStatus& status);
-  Status MeasureAndRecord(TaskState& state, TaskStatus& status, std::vector<Candidate> batch);
+  Status MeasureAndRecord(TaskState& state, TaskStatus& status, std::vector<Candidate> batch,
+                          const MeasureOptions& measure);
 
   TuneOptions options_;
   database::Database* db_;
