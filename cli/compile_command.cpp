@@ -6,7 +6,11 @@
 // default schedule; stderr says which and why. --require-tuned turns the
 // fallback into an error (exit code 3), for builds that must not ship an
 // untuned kernel.
+#include <unistd.h>
+
 #include <cctype>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 
 #include <fmt/core.h>
@@ -34,7 +38,39 @@ struct CompileOptions {
   std::string db;
   std::string system_db;
   bool require_tuned = false;
+  bool shared = false;
 };
+
+// The folder holding libtunefarm_runtime.so: <prefix>/lib when installed,
+// <build>/runtime in a build tree.
+std::string RuntimeLibraryDir() {
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return "";
+  for (const char* rel : {"../lib", "../runtime"}) {
+    auto dir = (exe.parent_path() / rel).lexically_normal();
+    if (std::filesystem::exists(dir / "libtunefarm_runtime.so")) return dir.string();
+  }
+  return "";
+}
+
+// Links an object into a shared library that finds the runtime by rpath.
+Status LinkShared(const std::string& object_bytes, const std::string& output) {
+  std::string runtime = RuntimeLibraryDir();
+  if (runtime.empty()) return Status::NotFound("cannot find libtunefarm_runtime.so next to the tunefarm executable");
+  auto tmp = std::filesystem::temp_directory_path() / ("tunefarm_compile_" + std::to_string(::getpid()) + ".o");
+  {
+    std::ofstream obj(tmp, std::ios::binary);
+    obj.write(object_bytes.data(), std::streamsize(object_bytes.size()));
+    if (!obj) return Status::IOError("cannot write " + tmp.string());
+  }
+  std::string cmd = "cc -shared -o '" + output + "' '" + tmp.string() + "' -L'" + runtime + "' -ltunefarm_runtime -Wl,-rpath,'" +
+                    runtime + "' -lm";
+  int rc = std::system(cmd.c_str());
+  std::filesystem::remove(tmp);
+  if (rc != 0) return Status::IOError("linking " + output + " failed: " + cmd);
+  return Status::OK();
+}
 
 constexpr int kExitNotTuned = 3;
 
@@ -148,11 +184,24 @@ int Compile(const CompileOptions& o) {
     fmt::print(stderr, "error: {}\n", object.status().message());
     return object.status().code() == StatusCode::kInvalidArgument ? kExitUserError : kExitInternalError;
   }
-  std::ofstream out(o.output, std::ios::binary);
-  out.write(object->data(), std::streamsize(object->size()));
-  if (!out) {
-    fmt::print(stderr, "error: cannot write {}\n", o.output);
-    return kExitUserError;
+  if (o.shared) {
+    if (!target->is_host()) {
+      fmt::print(stderr, "error: --shared links with this machine's linker; build an object (-o x.o) for {}\n",
+                 target->ToString());
+      return kExitUserError;
+    }
+    Status linked = LinkShared(*object, o.output);
+    if (!linked.ok()) {
+      fmt::print(stderr, "error: {}\n", linked.message());
+      return kExitUserError;
+    }
+  } else {
+    std::ofstream out(o.output, std::ios::binary);
+    out.write(object->data(), std::streamsize(object->size()));
+    if (!out) {
+      fmt::print(stderr, "error: cannot write {}\n", o.output);
+      return kExitUserError;
+    }
   }
   if (!o.header.empty()) {
     std::ofstream h(o.header);
@@ -179,7 +228,8 @@ void AddCompileCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("workload", options->workload_path, "Workload file (.tf)")->required()->check(CLI::ExistingFile);
   cmd->add_option("--target", options->target, "Target to compile for")->capture_default_str();
   cmd->add_option("--set", options->overrides, "Override a shape parameter, e.g. --set M=16");
-  cmd->add_option("-o,--output", options->output, "Object file to write")->required();
+  cmd->add_option("-o,--output", options->output, "Object file (or, with --shared, library) to write")->required();
+  cmd->add_flag("--shared", options->shared, "Write a shared library (.so) linked against the runtime instead");
   cmd->add_option("--header", options->header, "C header to write");
   cmd->add_option("--db", options->db, "Tuning log to take the best schedule from");
   cmd->add_option("--system-db", options->system_db, "Read-only system log under the user's (default: the installed one, if any)");

@@ -13,3 +13,14 @@ ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" --timeout 900
 SMOKE_DB="$(mktemp -d)/smoke.db"
 "$BUILD_DIR/cli/tunefarm" tune configs/workloads/gmm_512.tf --trials 16 --batch-size 8 --db "$SMOKE_DB" --curve ""
 rm -rf "$(dirname "$SMOKE_DB")"
+
+# Build-time reuse from an installation only: install into a temporary prefix,
+# tune dense+bias+relu briefly into a log, then configure, build and run
+# examples/ against that prefix (no path into this build or source tree).
+WORK="$(mktemp -d)"
+cmake --install "$BUILD_DIR" --prefix "$WORK/prefix" > "$WORK/install.log"
+"$WORK/prefix/bin/tunefarm" tune examples/dense_bias_relu.tf --trials 12 --batch-size 6 --db "$WORK/tunefarm.db" --curve ""
+cmake -S examples -B "$WORK/example-build" -DCMAKE_PREFIX_PATH="$WORK/prefix" -DTUNEFARM_DB="$WORK/tunefarm.db"
+cmake --build "$WORK/example-build"
+"$WORK/example-build/dense_app"
+rm -rf "$WORK"

@@ -177,6 +177,18 @@ TEST_F(CliTest, HelpTeachesEveryCommand) {
   EXPECT_NE(RunTunefarm("compile --help").text.find("--require-tuned"), std::string::npos);
 }
 
+TEST_F(CliTest, SharedLibraryLoadsAndRuns) {
+  Output out = RunTunefarm("compile " + P("mm.tf") + " --shared -o " + P("mm.so") + " --header " + P("mm.h"));
+  ASSERT_EQ(out.code, 0) << out.text;
+  void* lib = dlopen(P("mm.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(lib, nullptr) << dlerror();
+  EXPECT_NE(dlsym(lib, "mm"), nullptr);
+  dlclose(lib);
+  Output cross = RunTunefarm("compile " + P("mm.tf") + " --shared --target 'llvm -mtriple=aarch64-linux-gnu' -o " + P("a.so"));
+  EXPECT_EQ(cross.code, 1) << cross.text;
+  EXPECT_NE(cross.text.find("--shared"), std::string::npos) << cross.text;
+}
+
 TEST_F(CliTest, CrossTargetObjectForAArch64) {
   Output out = RunTunefarm("compile " + P("mm.tf") + " --target 'llvm -mtriple=aarch64-linux-gnu -mattr=+neon' -o " + P("arm.o"));
   ASSERT_EQ(out.code, 0) << out.text;
