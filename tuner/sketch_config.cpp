@@ -19,7 +19,8 @@ Result<CpuSketchConfig> LoadCpuSketchConfig(const std::string& path) {
   }
   CpuSketchConfig c;
   static const std::set<std::string> kKeys = {"spatial_levels", "reduce_levels", "max_vector_lanes", "max_inner_tile",
-                                              "max_reduce_inner_tile", "unroll_steps", "cache_write", "inline_elementwise"};
+                                              "max_reduce_inner_tile", "unroll_steps", "cache_write", "inline_elementwise",
+                                              "vector_lanes", "max_vector_register_tile"};
   for (const auto& [key, value] : table) {
     if (!kKeys.count(std::string(key.str()))) {
       return Status::InvalidArgument(path + ": unknown key '" + std::string(key.str()) + "'");
@@ -50,6 +51,8 @@ Result<CpuSketchConfig> LoadCpuSketchConfig(const std::string& path) {
   c.spatial_levels = int(spatial);
   c.reduce_levels = int(reduce);
   TF_RETURN_IF_ERROR(get_int("max_vector_lanes", 1, 1024, &c.max_vector_lanes));
+  TF_RETURN_IF_ERROR(get_int("vector_lanes", 1, 256, &c.vector_lanes));
+  TF_RETURN_IF_ERROR(get_int("max_vector_register_tile", 1, 64, &c.max_vector_register_tile));
   TF_RETURN_IF_ERROR(get_int("max_inner_tile", 1, 1024, &c.max_inner_tile));
   TF_RETURN_IF_ERROR(get_int("max_reduce_inner_tile", 1, 4096, &c.max_reduce_inner_tile));
   TF_RETURN_IF_ERROR(get_bool("cache_write", &c.cache_write));

@@ -128,10 +128,10 @@ class CpuSketchPolicy : public SketchPolicy {
           }
         }
       }
-      std::string epilogue;
-      TF_RETURN_IF_ERROR(TileReduction(sch, info, fused_consumer, &epilogue));
+      std::vector<std::string> placed;
+      TF_RETURN_IF_ERROR(TileReduction(sch, info, fused_consumer, &placed));
       handled.insert(name);
-      if (!epilogue.empty()) handled.insert(epilogue);
+      handled.insert(placed.begin(), placed.end());
     }
     // Rule 3: everything else.
     for (const std::string& name : sch.BlockNames()) {
@@ -142,14 +142,88 @@ class CpuSketchPolicy : public SketchPolicy {
   }
 
  private:
-  // Tiles one reduction; `epilogue_name` receives the block placed in its tile
-  // (the fused consumer or the accumulator's write-back), if any.
-  Status TileReduction(Schedule& sch, const BlockInfo& info, const std::string& fused_consumer,
-                       std::string* epilogue_name) const {
-    // Copy what is needed from `info` now: the rewrites below free its nodes.
+  // What TileReduction needs to know about a block, copied out before any
+  // rewrite frees the block's nodes.
+  struct ReductionShape {
     std::vector<IterKind> kinds;
-    for (const IterVar& iv : info.block->iter_vars) kinds.push_back(iv.kind);
+    std::vector<int64_t> spatial_extents;     // per spatial iter var, in order
+    bool stores_at_iter_vars = false;         // output dim d <-> spatial iter var d
+    // Per spatial iter var: inputs (read index, dimension) it indexes directly
+    // in a dimension that is not their innermost one.
+    std::vector<std::vector<std::pair<int, int>>> strided_inputs;
+  };
+
+  static ReductionShape Describe(const Block* block, const Store* store) {
+    ReductionShape shape;
+    std::vector<const Variable*> spatial_vars;
+    for (const IterVar& iv : block->iter_vars) {
+      shape.kinds.push_back(iv.kind);
+      if (iv.kind == IterKind::kSpatial) {
+        shape.spatial_extents.push_back(iv.extent);
+        spatial_vars.push_back(iv.var.get());
+      }
+    }
+    shape.stores_at_iter_vars = store && store->indices.size() == spatial_vars.size();
+    for (size_t d = 0; shape.stores_at_iter_vars && d < spatial_vars.size(); ++d) {
+      shape.stores_at_iter_vars = store->indices[d].as<Variable>() == spatial_vars[d];
+    }
+    shape.strided_inputs.resize(spatial_vars.size());
+    // Read indices follow the first-use order the cache_read primitive uses.
+    std::vector<const BufferNode*> reads;
+    PostOrderVisit(block->body, [&](const IRNode* n) {
+      if (n->kind != IRNodeKind::kLoad) return;
+      const auto* l = static_cast<const Load*>(n);
+      if (store && l->buffer.get() == store->buffer.get()) return;
+      auto it = std::find(reads.begin(), reads.end(), l->buffer.get());
+      int read_index = int(it - reads.begin());
+      if (it == reads.end()) reads.push_back(l->buffer.get());
+      for (size_t d = 0; d + 1 < l->indices.size(); ++d) {
+        for (size_t a = 0; a < spatial_vars.size(); ++a) {
+          if (l->indices[d].as<Variable>() != spatial_vars[a]) continue;
+          auto& list = shape.strided_inputs[a];
+          if (std::find(list.begin(), list.end(), std::make_pair(read_index, int(d))) == list.end()) {
+            list.push_back({read_index, int(d)});
+          }
+        }
+      }
+    });
+    return shape;
+  }
+
+  // Tiles one reduction (SSRSRS); `placed` receives the blocks this placed
+  // too (the fused consumer or the accumulator's write-back, packed copies).
+  //
+  // The vector axis is sampled among the spatial axes whose extent is a
+  // multiple of the native vector (16 f32 lanes) and the innermost one: a
+  // non-innermost choice (output channels of an NCHW conv, say) packs every
+  // input it indexes with a stride into 16-wide panels and keeps the
+  // accumulator tile axis-innermost, so every load, FMA and store is a whole
+  // vector; the innermost choice keeps the plain layouts.
+  Status TileReduction(Schedule& sch, const BlockInfo& info, const std::string& fused_consumer,
+                       std::vector<std::string>* placed) const {
+    const ReductionShape shape = Describe(info.block, info.store);
+    const int64_t lanes = config_.vector_lanes;
+    size_t n_spatial = shape.spatial_extents.size();
+    std::vector<int64_t> axis_choices;  // spatial axis indices
+    for (size_t a = 0; a < n_spatial; ++a) {
+      if (a + 1 == n_spatial || (shape.spatial_extents[a] % lanes == 0 && shape.stores_at_iter_vars)) {
+        axis_choices.push_back(int64_t(a));
+      }
+    }
     TF_ASSIGN_OR_RETURN(BlockRV block, sch.GetBlock(info.block->name));
+    TF_ASSIGN_OR_RETURN(ValueRV axis_rv, sch.SampleCategorical(axis_choices, std::vector<double>(axis_choices.size(), 1.0)));
+    const size_t axis = size_t(sch.Get(axis_rv));
+    const bool forced_lanes = shape.spatial_extents[axis] % lanes == 0;
+    const bool axis_innermost = axis + 1 == n_spatial;
+
+    // Inputs indexed with a stride along the vector axis get a packed copy.
+    std::vector<std::pair<BlockRV, int>> packed;  // (copy block, dimension)
+    if (forced_lanes) {
+      for (const auto& [read_index, dim] : shape.strided_inputs[axis]) {
+        TF_ASSIGN_OR_RETURN(BlockRV copy, sch.CacheRead(block, read_index, MemoryScope::kGlobal));
+        packed.push_back({copy, dim});
+      }
+    }
     BlockRV epilogue;
     bool have_epilogue = false;
     if (!fused_consumer.empty()) {
@@ -162,53 +236,78 @@ class CpuSketchPolicy : public SketchPolicy {
     TF_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch.GetLoops(block));
     // Default nests list spatial loops first, then reduction loops.
     std::vector<LoopRV> spatial, reduce;
-    for (size_t i = 0; i < kinds.size() && i < loops.size(); ++i) {
-      (kinds[i] == IterKind::kSpatial ? spatial : reduce).push_back(loops[i]);
+    for (size_t i = 0; i < shape.kinds.size() && i < loops.size(); ++i) {
+      (shape.kinds[i] == IterKind::kSpatial ? spatial : reduce).push_back(loops[i]);
     }
     std::vector<std::vector<LoopRV>> s_levels(size_t(config_.spatial_levels)), r_levels(size_t(config_.reduce_levels));
+    LoopRV vector_loop;
     for (size_t i = 0; i < spatial.size(); ++i) {
-      bool innermost = i + 1 == spatial.size();
-      int64_t max_inner = innermost ? config_.max_vector_lanes : config_.max_inner_tile;
-      TF_ASSIGN_OR_RETURN(std::vector<ValueRV> f, sch.SamplePerfectTile(spatial[i], config_.spatial_levels, max_inner));
-      TF_ASSIGN_OR_RETURN(std::vector<LoopRV> parts, sch.Split(spatial[i], std::vector<Factor>(f.begin(), f.end())));
+      LoopRV loop = spatial[i];
+      int64_t max_inner = config_.max_inner_tile;
+      if (i == axis && forced_lanes) {
+        TF_ASSIGN_OR_RETURN(std::vector<LoopRV> halves, sch.Split(loop, {-1, lanes}));
+        loop = halves[0];
+        vector_loop = halves[1];
+        max_inner = config_.max_vector_register_tile;
+      } else if (i == axis) {
+        max_inner = config_.max_vector_lanes;
+      }
+      TF_ASSIGN_OR_RETURN(std::vector<ValueRV> f, sch.SamplePerfectTile(loop, config_.spatial_levels, max_inner));
+      TF_ASSIGN_OR_RETURN(std::vector<LoopRV> parts, sch.Split(loop, std::vector<Factor>(f.begin(), f.end())));
       for (size_t l = 0; l < parts.size(); ++l) s_levels[l].push_back(parts[l]);
+      if (i == axis && !forced_lanes) vector_loop = parts.back();
     }
     for (LoopRV r : reduce) {
       TF_ASSIGN_OR_RETURN(std::vector<ValueRV> f, sch.SamplePerfectTile(r, config_.reduce_levels, config_.max_reduce_inner_tile));
       TF_ASSIGN_OR_RETURN(std::vector<LoopRV> parts, sch.Split(r, std::vector<Factor>(f.begin(), f.end())));
       for (size_t l = 0; l < parts.size(); ++l) r_levels[l].push_back(parts[l]);
     }
-    // SSRSRS: S0 S1 R0 S2 R1 S3 (with more levels, the extra ones interleave the same way).
+    // SSRSRS: S0 S1 R0 S2 R1 S3 (with more levels, the extra ones interleave
+    // the same way), then the vector loop innermost.
     std::vector<LoopRV> order;
     size_t ri = 0;
     for (size_t l = 0; l < s_levels.size(); ++l) {
-      order.insert(order.end(), s_levels[l].begin(), s_levels[l].end());
+      for (LoopRV x : s_levels[l]) {
+        if (x.id != vector_loop.id) order.push_back(x);
+      }
       if (l >= 1 && ri < r_levels.size()) {
         order.insert(order.end(), r_levels[ri].begin(), r_levels[ri].end());
         ++ri;
       }
     }
+    order.push_back(vector_loop);
     TF_RETURN_IF_ERROR(sch.Reorder(order));
     LoopRV outer = s_levels[0][0];
     if (s_levels[0].size() > 1) {
       TF_ASSIGN_OR_RETURN(outer, sch.Fuse(s_levels[0]));
     }
     TF_RETURN_IF_ERROR(sch.Parallel(outer));
-    LoopRV innermost = s_levels.back().back();
-    TF_ASSIGN_OR_RETURN(int64_t lanes, sch.LoopExtent(innermost));
-    if (lanes > 1) TF_RETURN_IF_ERROR(sch.Vectorize(innermost));
+    TF_ASSIGN_OR_RETURN(int64_t vector_extent, sch.LoopExtent(vector_loop));
+    if (vector_extent > 1) TF_RETURN_IF_ERROR(sch.Vectorize(vector_loop));
     TF_ASSIGN_OR_RETURN(ValueRV unroll, sch.SampleCategorical(config_.unroll_steps,
                                                               std::vector<double>(config_.unroll_steps.size(), 1.0)));
     if (sch.Get(unroll) > 0) TF_RETURN_IF_ERROR(sch.Annotate(outer, "pragma_auto_unroll_max_step", sch.Get(unroll)));
     if (have_epilogue) {
-      TF_ASSIGN_OR_RETURN(*epilogue_name, sch.BlockName(epilogue));
+      TF_ASSIGN_OR_RETURN(std::string epilogue_name, sch.BlockName(epilogue));
+      placed->push_back(epilogue_name);
       // The accumulator tile lives under the parallel loop or one level deeper.
       TF_ASSIGN_OR_RETURN(ValueRV level, sch.SampleCategorical({0, 1}, {1.0, 1.0}));
       LoopRV at = sch.Get(level) == 0 ? outer : s_levels[1].back();
       TF_RETURN_IF_ERROR(sch.ReverseComputeAt(epilogue, at));
+      // Axis-innermost accumulator: one whole vector register per accumulator.
+      if (forced_lanes && !axis_innermost) TF_RETURN_IF_ERROR(sch.PackLayout(block, int(axis), lanes, int(axis)));
       TF_ASSIGN_OR_RETURN(std::vector<LoopRV> e_loops, sch.GetLoops(epilogue));
       TF_ASSIGN_OR_RETURN(int64_t e_lanes, sch.LoopExtent(e_loops.back()));
       if (e_lanes > 1 && e_lanes <= config_.max_vector_lanes) TF_RETURN_IF_ERROR(sch.Vectorize(e_loops.back()));
+    }
+    // Packed copies: once for the whole call, or per parallel task (only the
+    // panels the task reads, while they are hot in its cache).
+    for (const auto& [copy, dim] : packed) {
+      TF_ASSIGN_OR_RETURN(std::string copy_name, sch.BlockName(copy));
+      placed->push_back(copy_name);
+      TF_ASSIGN_OR_RETURN(ValueRV where, sch.SampleCategorical({0, 1}, {1.0, 1.0}));
+      if (sch.Get(where) == 1) TF_RETURN_IF_ERROR(sch.ComputeAt(copy, outer));
+      TF_RETURN_IF_ERROR(sch.PackLayout(copy, dim, lanes, dim));
     }
     return Status::OK();
   }

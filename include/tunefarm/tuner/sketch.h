@@ -24,7 +24,9 @@ namespace tunefarm::tuner {
 struct CpuSketchConfig {
   int spatial_levels = 4;              // SSRSRS: spatial tiles per spatial loop
   int reduce_levels = 2;               // reduction tiles per reduction loop
-  int64_t max_vector_lanes = 64;       // innermost spatial tile (vectorized)
+  int64_t vector_lanes = 16;           // native vector width in elements (AVX-512 f32)
+  int64_t max_vector_register_tile = 4;  // tiles of whole vectors along the vector axis, per register tile
+  int64_t max_vector_lanes = 64;       // innermost spatial tile when it is not a multiple of vector_lanes
   int64_t max_inner_tile = 16;         // other innermost tiles
   int64_t max_reduce_inner_tile = 64;  // innermost reduction tile
   std::vector<int64_t> unroll_steps = {0, 16, 64, 512};  // auto-unroll candidates
