@@ -247,6 +247,7 @@ Result<Trace> Trace::Parse(std::string_view text) {
     }
     LineParser parser(line, line_no);
     TF_ASSIGN_OR_RETURN(Instruction inst, parser.Parse());
+    inst.source_line = line_no;
     trace.Append(std::move(inst));
   }
   if (!saw_header) return Status::InvalidArgument("empty trace: expected the header 'tunefarm-trace 1'");

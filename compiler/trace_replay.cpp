@@ -163,7 +163,9 @@ class TraceReplayer {
 
  private:
   Status Error(const std::string& what) const {
-    return Status::InvalidArgument("trace line " + std::to_string(index_ + 2) + " (" + inst_.name + "): " + what);
+    // Parsed traces know their lines; in-memory ones count from the header.
+    int line = inst_.source_line > 0 ? inst_.source_line : int(index_) + 2;
+    return Status::InvalidArgument("trace line " + std::to_string(line) + " (" + inst_.name + "): " + what);
   }
   template <typename T>
   Result<T> Wrap(Result<T> r) const {

@@ -52,7 +52,12 @@ struct Instruction {
   std::vector<std::string> outputs;  // names of the handles/values it defines
   std::vector<int64_t> decision;     // sampling instructions only
   bool has_decision = false;
-  friend bool operator==(const Instruction&, const Instruction&) = default;
+  int source_line = 0;  // 1-based line in the text it was parsed from; 0 when built in memory
+  // Equal content; where an instruction came from does not count.
+  friend bool operator==(const Instruction& a, const Instruction& b) {
+    return a.name == b.name && a.args == b.args && a.outputs == b.outputs && a.decision == b.decision &&
+           a.has_decision == b.has_decision;
+  }
 };
 
 class Trace {

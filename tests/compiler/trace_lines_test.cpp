@@ -1,0 +1,42 @@
+// Replay errors name the line of the offending instruction in the text the
+// trace was parsed from, comments and blank lines included.
+#include <gtest/gtest.h>
+
+#include "tunefarm/compiler/lower.h"
+#include "tunefarm/compiler/schedule.h"
+#include "tunefarm/compiler/trace.h"
+#include "tunefarm/compiler/workload_parser.h"
+
+namespace tunefarm {
+namespace {
+
+TEST(TraceLinesTest, ReplayErrorsNameTheSourceLine) {
+  auto w = ParseWorkload("workload mm(M = 8, N = 8, K = 8) {\n  A = input f32[M, K]\n  B = input f32[K, N]\n"
+                         "  C[i, j] = sum(k: K) A[i, k] * B[k, j]\n  output C\n}\n");
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  auto f = LowerToPrimFunc(*w);
+  ASSERT_TRUE(f.ok());
+  const char* text =
+      "tunefarm-trace 1\n"
+      "# a comment\n"
+      "\n"
+      "b0 = get_block(\"C\")\n"
+      "l0, l1, l2 = get_loops(b0)\n"
+      "\n"
+      "# the split below is illegal: a factor of 0\n"
+      "l3, l4 = split(l0, [0, 8])\n";
+  auto trace = Trace::Parse(text);
+  ASSERT_TRUE(trace.ok()) << trace.status().ToString();
+  EXPECT_EQ(trace->instructions()[2].source_line, 8);
+  Schedule sch(*f);
+  Status st = trace->ApplyTo(sch);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("trace line 8 (split)"), std::string::npos) << st.message();
+  // Where an instruction came from does not make traces differ.
+  auto reparsed = Trace::Parse(trace->ToText());
+  ASSERT_TRUE(reparsed.ok());
+  EXPECT_TRUE(*reparsed == *trace);
+}
+
+}  // namespace
+}  // namespace tunefarm
