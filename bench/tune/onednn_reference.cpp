@@ -1,0 +1,155 @@
+#include "onednn_reference.h"
+
+#include <memory>
+#include <unordered_map>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+namespace tunefarm::bench {
+namespace {
+
+using tag = dnnl::memory::format_tag;
+using dt = dnnl::memory::data_type;
+using dims = dnnl::memory::dims;
+
+// Engine and stream live as long as any op made from them.
+struct Context {
+  dnnl::engine eng{dnnl::engine::kind::cpu, 0};
+  dnnl::stream strm{eng};
+};
+
+// The user's buffer in the layout the primitive wants (a reorder at setup).
+dnnl::memory Into(Context& c, const dnnl::memory::desc& want, dnnl::memory user) {
+  if (want == user.get_desc()) return user;
+  dnnl::memory m(want, c.eng);
+  dnnl::reorder(user, m).execute(c.strm, user, m);
+  c.strm.wait();
+  return m;
+}
+
+// Wraps a primitive and its arguments; fetch reorders dst back to the user layout.
+OneDnnOp Wrap(std::shared_ptr<Context> c, std::string what, dnnl::primitive prim, std::unordered_map<int, dnnl::memory> args,
+              dnnl::memory dst_user) {
+  dnnl::memory dst = args.at(DNNL_ARG_DST);
+  OneDnnOp op;
+  op.what = std::move(what);
+  op.run = [c, prim, args]() mutable {
+    prim.execute(c->strm, args);
+    c->strm.wait();
+  };
+  op.fetch = [c, dst, dst_user]() mutable {
+    if (dst.get_desc() == dst_user.get_desc()) return;
+    dnnl::reorder(dst, dst_user).execute(c->strm, dst, dst_user);
+    c->strm.wait();
+  };
+  return op;
+}
+
+Result<HostBuffer*> Get(std::map<std::string, HostBuffer*>& buffers, const std::string& name) {
+  auto it = buffers.find(name);
+  if (it == buffers.end()) return Status::InvalidArgument("workload has no parameter named " + name);
+  return it->second;
+}
+
+// C[M,N] = A[M,K] x B[K,N]; A and C keep the user's row-major layout (as
+// callers of a GEMM would), B is packed the way oneDNN likes.
+Result<OneDnnOp> Gmm(std::map<std::string, HostBuffer*>& b, HostBuffer* out) {
+  auto c = std::make_shared<Context>();
+  TF_ASSIGN_OR_RETURN(HostBuffer* a, Get(b, "A"));
+  TF_ASSIGN_OR_RETURN(HostBuffer* bb, Get(b, "B"));
+  int64_t m = a->shape()[0], k = a->shape()[1], n = bb->shape()[1];
+  dnnl::memory::desc a_md({m, k}, dt::f32, tag::ab), b_any({k, n}, dt::f32, tag::any), c_md({m, n}, dt::f32, tag::ab);
+  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_any, c_md), c->eng);
+  dnnl::memory b_mem = Into(*c, pd.weights_desc(), dnnl::memory({{k, n}, dt::f32, tag::ab}, c->eng, bb->data()));
+  dnnl::memory a_mem(a_md, c->eng, a->data()), c_mem(c_md, c->eng, out->data());
+  return Wrap(c, "matmul", dnnl::matmul(pd), {{DNNL_ARG_SRC, a_mem}, {DNNL_ARG_WEIGHTS, b_mem}, {DNNL_ARG_DST, c_mem}}, c_mem);
+}
+
+// out[M,N] = max(A[M,K] x W[N,K]^T + bias, 0): matmul with bias and an
+// eltwise_relu post-op, so oneDNN fuses it the way the workload does.
+Result<OneDnnOp> DenseBiasRelu(std::map<std::string, HostBuffer*>& b, HostBuffer* out) {
+  auto c = std::make_shared<Context>();
+  TF_ASSIGN_OR_RETURN(HostBuffer* a, Get(b, "A"));
+  TF_ASSIGN_OR_RETURN(HostBuffer* w, Get(b, "W"));
+  TF_ASSIGN_OR_RETURN(HostBuffer* bias, Get(b, "bias"));
+  int64_t m = a->shape()[0], k = a->shape()[1], n = w->shape()[0];
+  dnnl::memory::desc a_md({m, k}, dt::f32, tag::ab), w_any({k, n}, dt::f32, tag::any), bias_md({1, n}, dt::f32, tag::ab),
+      c_md({m, n}, dt::f32, tag::ab);
+  dnnl::post_ops po;
+  po.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(po);
+  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, w_any, bias_md, c_md), attr, c->eng);
+  // W is [N, K] row-major: as a {K, N} matrix that is layout "ba".
+  dnnl::memory w_mem = Into(*c, pd.weights_desc(), dnnl::memory({{k, n}, dt::f32, tag::ba}, c->eng, w->data()));
+  dnnl::memory a_mem(a_md, c->eng, a->data()), bias_mem(bias_md, c->eng, bias->data()), c_mem(c_md, c->eng, out->data());
+  return Wrap(c, "matmul+bias+relu post-op", dnnl::matmul(pd),
+              {{DNNL_ARG_SRC, a_mem}, {DNNL_ARG_WEIGHTS, w_mem}, {DNNL_ARG_BIAS, bias_mem}, {DNNL_ARG_DST, c_mem}}, c_mem);
+}
+
+// Shared by C2D, DEP (weights viewed as goihw with groups = C) and T2D.
+struct ConvShape {
+  dims src, wei, dst, strides, pad;
+  tag wei_user_tag;
+  bool deconv = false;
+};
+
+Result<OneDnnOp> Conv(std::map<std::string, HostBuffer*>& b, HostBuffer* out, const ConvShape& s) {
+  auto c = std::make_shared<Context>();
+  TF_ASSIGN_OR_RETURN(HostBuffer* x, Get(b, "X"));
+  TF_ASSIGN_OR_RETURN(HostBuffer* w, Get(b, "Wt"));
+  dnnl::memory::desc src_any(s.src, dt::f32, tag::any), wei_any(s.wei, dt::f32, tag::any), dst_any(s.dst, dt::f32, tag::any);
+  dnnl::memory src_user({s.src, dt::f32, tag::nchw}, c->eng, x->data());
+  dnnl::memory wei_user({s.wei, dt::f32, s.wei_user_tag}, c->eng, w->data());
+  dnnl::memory dst_user({s.dst, dt::f32, tag::nchw}, c->eng, out->data());
+  const auto inference = dnnl::prop_kind::forward_inference;
+  if (s.deconv) {
+    dnnl::deconvolution_forward::primitive_desc pd(
+        dnnl::deconvolution_forward::desc(inference, dnnl::algorithm::deconvolution_direct, src_any, wei_any, dst_any,
+                                          s.strides, s.pad, s.pad),
+        c->eng);
+    dnnl::memory src = Into(*c, pd.src_desc(), src_user), wei = Into(*c, pd.weights_desc(), wei_user);
+    dnnl::memory dst(pd.dst_desc(), c->eng);
+    return Wrap(c, "deconvolution", dnnl::deconvolution_forward(pd),
+                {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}}, dst_user);
+  }
+  dnnl::convolution_forward::primitive_desc pd(
+      dnnl::convolution_forward::desc(inference, dnnl::algorithm::convolution_direct, src_any, wei_any, dst_any, s.strides,
+                                      s.pad, s.pad),
+      c->eng);
+  dnnl::memory src = Into(*c, pd.src_desc(), src_user), wei = Into(*c, pd.weights_desc(), wei_user);
+  dnnl::memory dst(pd.dst_desc(), c->eng);
+  return Wrap(c, s.wei.size() == 5 ? "grouped convolution (groups = C)" : "convolution",
+              dnnl::convolution_forward(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}}, dst_user);
+}
+
+}  // namespace
+
+Result<OneDnnOp> MakeOneDnnOp(const std::string& name, std::map<std::string, HostBuffer*>& buffers, HostBuffer* output) {
+  try {
+    if (name == "gmm_1024" || name == "gmm_512") return Gmm(buffers, output);
+    if (name == "dense_bias_relu") return DenseBiasRelu(buffers, output);
+    TF_ASSIGN_OR_RETURN(HostBuffer* x, Get(buffers, "X"));
+    TF_ASSIGN_OR_RETURN(HostBuffer* w, Get(buffers, "Wt"));
+    const auto& xs = x->shape();
+    const auto& ws = w->shape();
+    const auto& os = output->shape();
+    dims out_dims(os.begin(), os.end()), src(xs.begin(), xs.end());
+    if (name == "c2d_resnet_3x3") {
+      return Conv(buffers, output, {src, {ws[0], ws[1], ws[2], ws[3]}, out_dims, {1, 1}, {1, 1}, tag::oihw});
+    }
+    if (name == "dep_3x3_c256_28") {
+      // Wt[C, R, S] is goihw with one input and one output channel per group.
+      return Conv(buffers, output, {src, {ws[0], 1, 1, ws[1], ws[2]}, out_dims, {1, 1}, {1, 1}, tag::goihw});
+    }
+    if (name == "t2d") {
+      // Wt[C, K, R, S] is oneDNN's {OC = K, IC = C, KH, KW} in layout iohw.
+      return Conv(buffers, output, {src, {ws[1], ws[0], ws[2], ws[3]}, out_dims, {2, 2}, {1, 1}, tag::iohw, true});
+    }
+  } catch (const dnnl::error& e) {
+    return Status::Internal(std::string("oneDNN: ") + e.what());
+  }
+  return Status::InvalidArgument("no oneDNN peer for workload " + name);
+}
+
+}  // namespace tunefarm::bench

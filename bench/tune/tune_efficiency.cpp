@@ -1,0 +1,174 @@
+// Search efficiency from tuning logs: for each suite workload, the trials each
+// log needed to reach 90 % and 95 % of a reference throughput.
+//
+//   tunefarm_tune_efficiency --log model=A.db --log random=B.db [--budget 200]
+//                            [--reference-db R.db] [--only W,...]
+//
+// Records are read in commit order, the order the search measured them; trial
+// n is the n-th record of the workload (failed ones count: they cost a
+// measurement). The reference is the fastest correct record in --reference-db
+// (the 1,000-trial log of the issue) if given, else in all the logs read, so
+// every log is judged against the same kernel. --budget cuts each log to its
+// first N trials, so a 1,000-trial log can also be read as a 200-trial run.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tune_log.h"
+#include "tunefarm/compiler/workload_parser.h"
+
+namespace tunefarm::bench {
+namespace {
+
+const std::vector<std::string> kSuite = {"gmm_1024", "gmm_512", "c2d_resnet_3x3", "dep_3x3_c256_28", "t2d", "dense_bias_relu"};
+
+struct NamedLog {
+  std::string label;
+  std::string path;
+  std::unique_ptr<database::Database> db;
+};
+
+std::vector<std::string> SplitList(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string item; std::getline(in, item, ',');) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+std::string Cell(const std::optional<int>& n) { return n ? std::to_string(*n) : "not reached"; }
+
+// "random / model" style ratio of trials to reach a level; unreached counts as
+// "more than the budget", so the ratio is a lower bound (">").
+std::string TrialRatio(const std::optional<int>& slow, const std::optional<int>& fast, int budget) {
+  if (!fast) return "—";
+  char buf[32];
+  if (!slow) {
+    std::snprintf(buf, sizeof buf, "> %.1fx", double(budget) / *fast);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.1fx", double(*slow) / *fast);
+  }
+  return buf;
+}
+
+}  // namespace
+}  // namespace tunefarm::bench
+
+int main(int argc, char** argv) {
+  using namespace tunefarm;
+  using namespace tunefarm::bench;
+  std::vector<NamedLog> logs;
+  std::string reference_path;
+  std::string workload_dir = std::string(TUNEFARM_SOURCE_DIR) + "/configs/workloads";
+  std::vector<std::string> only;
+  int budget = 0;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "usage: %s --log LABEL=DB [--log ...] [--budget N] [--reference-db DB] [--only W,...]\n", argv[0]);
+      return 2;
+    }
+    std::string v = argv[++i];
+    if (a == "--log") {
+      auto eq = v.find('=');
+      logs.push_back({eq == std::string::npos ? v : v.substr(0, eq), eq == std::string::npos ? v : v.substr(eq + 1), nullptr});
+    } else if (a == "--reference-db") {
+      reference_path = v;
+    } else if (a == "--budget") {
+      budget = std::atoi(v.c_str());
+    } else if (a == "--only") {
+      only = SplitList(v);
+    } else if (a == "--workloads") {
+      workload_dir = v;
+    } else {
+      std::fprintf(stderr, "unknown argument %s\n", a.c_str());
+      return 2;
+    }
+  }
+  if (logs.empty()) {
+    std::fprintf(stderr, "give at least one --log LABEL=DB\n");
+    return 2;
+  }
+  database::OpenOptions read_only;
+  read_only.read_only = true;
+  auto open = [&](const std::string& path) -> std::unique_ptr<database::Database> {
+    auto db = database::Database::Open(path, read_only);
+    if (!db.ok()) {
+      std::fprintf(stderr, "%s\n", db.status().ToString().c_str());
+      std::exit(1);
+    }
+    return std::move(*db);
+  };
+  for (auto& log : logs) log.db = open(log.path);
+  std::unique_ptr<database::Database> reference_db = reference_path.empty() ? nullptr : open(reference_path);
+  const std::string target = DefaultRecordTargetString();
+
+  std::printf("| workload | reference GFLOP/s |");
+  for (const auto& log : logs) std::printf(" %s trials | %s best GFLOP/s | %s to 90%% | %s to 95%% |", log.label.c_str(),
+                                           log.label.c_str(), log.label.c_str(), log.label.c_str());
+  if (logs.size() == 2) std::printf(" %s/%s trials to 90%% | to 95%% |", logs[1].label.c_str(), logs[0].label.c_str());
+  std::printf("\n|---|---|");
+  for (size_t i = 0; i < logs.size(); ++i) std::printf("---|---|---|---|");
+  if (logs.size() == 2) std::printf("---|---|");
+  std::printf("\n");
+
+  for (const std::string& name : only.empty() ? kSuite : only) {
+    auto w = ParseWorkloadFile(workload_dir + "/" + name + ".tf");
+    if (!w.ok()) {
+      std::fprintf(stderr, "%s: %s\n", name.c_str(), w.status().ToString().c_str());
+      return 1;
+    }
+    const std::string hash = StructuralHashHex(*w);
+    const double flops = w->Flops();
+    std::vector<std::vector<LoggedTrial>> per_log;
+    double reference = 0;  // seconds
+    auto consider = [&](const std::optional<LoggedTrial>& t) {
+      if (t && (reference == 0 || t->seconds < reference)) reference = t->seconds;
+    };
+    for (auto& log : logs) {
+      auto trials = LoadTrials(*log.db, hash, target);
+      if (!trials.ok()) {
+        std::fprintf(stderr, "%s: %s\n", log.path.c_str(), trials.status().ToString().c_str());
+        return 1;
+      }
+      if (budget > 0 && int(trials->size()) > budget) trials->resize(size_t(budget));
+      per_log.push_back(std::move(*trials));
+    }
+    if (reference_db) {
+      auto ref = LoadTrials(*reference_db, hash, target);
+      if (ref.ok()) consider(BestWithin(*ref, 0));
+    } else {
+      for (const auto& trials : per_log) consider(BestWithin(trials, 0));
+    }
+    if (reference == 0) {
+      std::printf("| %s | no correct record |\n", name.c_str());
+      continue;
+    }
+    std::printf("| %s | %.1f |", name.c_str(), flops / reference / 1e9);
+    std::vector<std::optional<int>> at90, at95;
+    int max_trials = 0;
+    for (const auto& trials : per_log) {
+      auto best = BestWithin(trials, 0);
+      at90.push_back(TrialsToReach(trials, reference, 0.90));
+      at95.push_back(TrialsToReach(trials, reference, 0.95));
+      max_trials = std::max(max_trials, int(trials.size()));
+      std::printf(" %zu | %s | %s | %s |", trials.size(), best ? std::to_string(int(flops / best->seconds / 1e9 + 0.5)).c_str() : "—",
+                  Cell(at90.back()).c_str(), Cell(at95.back()).c_str());
+    }
+    if (logs.size() == 2) {
+      std::printf(" %s | %s |", TrialRatio(at90[1], at90[0], max_trials).c_str(),
+                  TrialRatio(at95[1], at95[0], max_trials).c_str());
+    }
+    std::printf("\n");
+  }
+  std::printf("\nReference: %s. Trial n = the n-th record of the workload in commit order (the default "
+              "schedule's baseline and failed candidates included).\n",
+              reference_path.empty() ? "the fastest correct record in any of the logs above" : reference_path.c_str());
+  return 0;
+}

@@ -1,0 +1,64 @@
+#include "tune_log.h"
+
+#include <numeric>
+
+#include "tunefarm/compiler/lower.h"
+#include "tunefarm/compiler/schedule.h"
+#include "tunefarm/compiler/target.h"
+#include "tunefarm/compiler/trace.h"
+
+namespace tunefarm::bench {
+
+std::string DefaultRecordTargetString() {
+  // tuner::RecordTarget stores Target::ToString(); only the string is needed
+  // here, so this library stays off the tuner (and its in-flux sketch rules).
+  auto target = Target::Parse("llvm");
+  return (target.ok() ? *target : Target::Host()).ToString();
+}
+
+Result<std::vector<LoggedTrial>> LoadTrials(database::Database& db, const std::string& workload_hash,
+                                            const std::string& target_string) {
+  std::vector<LoggedTrial> trials;
+  Status st = db.ForEachRecord({workload_hash, target_string}, [&](const database::TuningRecord& r) -> Status {
+    LoggedTrial t;
+    t.id = r.id;
+    t.index = int(trials.size()) + 1;
+    t.ok = r.error_kind == database::ErrorKind::kNone && !r.run_secs.empty();
+    if (t.ok) t.seconds = std::accumulate(r.run_secs.begin(), r.run_secs.end(), 0.0) / double(r.run_secs.size());
+    t.trace = r.trace;
+    trials.push_back(std::move(t));
+    return Status::OK();
+  });
+  TF_RETURN_IF_ERROR(st);
+  return trials;
+}
+
+std::optional<LoggedTrial> BestWithin(const std::vector<LoggedTrial>& trials, int budget) {
+  std::optional<LoggedTrial> best;
+  for (const LoggedTrial& t : trials) {
+    if (budget > 0 && t.index > budget) break;
+    if (t.ok && (!best || t.seconds < best->seconds)) best = t;
+  }
+  return best;
+}
+
+Result<ir::PrimFunc> ReplayTrace(const Workload& w, const std::string& trace_text) {
+  TF_ASSIGN_OR_RETURN(ir::PrimFunc f, LowerToPrimFunc(w));
+  TF_ASSIGN_OR_RETURN(Trace trace, Trace::Parse(trace_text));
+  Schedule sch(f);
+  Status applied = trace.ApplyTo(sch);
+  if (!applied.ok()) return Status::Corruption("trace does not replay on " + w.name + ": " + applied.message());
+  return sch.func();
+}
+
+std::optional<int> TrialsToReach(const std::vector<LoggedTrial>& trials, double reference_seconds, double fraction) {
+  double best = 0;
+  for (const LoggedTrial& t : trials) {
+    if (t.ok && (best == 0 || t.seconds < best)) best = t.seconds;
+    // Throughput ratio reference/best >= fraction.
+    if (best > 0 && reference_seconds / best >= fraction) return t.index;
+  }
+  return std::nullopt;
+}
+
+}  // namespace tunefarm::bench

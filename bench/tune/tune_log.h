@@ -1,0 +1,48 @@
+// Reading a tuning log back for the tuning benchmarks: a workload's records in
+// commit order (the order the search measured them), the best kernel within a
+// trial budget, and replaying a record's trace onto the default schedule.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tunefarm/common/status.h"
+#include "tunefarm/compiler/ir.h"
+#include "tunefarm/compiler/workload.h"
+#include "tunefarm/database/database.h"
+
+namespace tunefarm::bench {
+
+// One measurement of the log, numbered from 1 in commit order.
+struct LoggedTrial {
+  int64_t id = 0;     // row id in the log
+  int index = 0;      // 1-based trial number of this workload
+  bool ok = false;    // measured and correct
+  double seconds = 0; // mean of the repeats (ok only)
+  std::string trace;  // empty text: the default schedule
+};
+
+// The target string `tunefarm tune` records under by default (--target llvm).
+std::string DefaultRecordTargetString();
+
+// Every record of `workload_hash` for `target_string`, in commit order. A log
+// tuned and later resumed holds the first run's trials first, so the first N
+// entries are exactly what an N-trial run measured.
+Result<std::vector<LoggedTrial>> LoadTrials(database::Database& db, const std::string& workload_hash,
+                                            const std::string& target_string);
+
+// The fastest correct trial among the first `budget` (0: all of them).
+std::optional<LoggedTrial> BestWithin(const std::vector<LoggedTrial>& trials, int budget);
+
+// The default PrimFunc of `w` with `trace_text` applied (kCorruption if it does
+// not replay, e.g. a record from another tunefarm version).
+Result<ir::PrimFunc> ReplayTrace(const Workload& w, const std::string& trace_text);
+
+// First trial number whose best-so-far is within `fraction` of `reference_seconds`
+// (throughput >= fraction x reference throughput); nullopt if never reached.
+std::optional<int> TrialsToReach(const std::vector<LoggedTrial>& trials, double reference_seconds,
+                                 double fraction);
+
+}  // namespace tunefarm::bench

@@ -1,0 +1,313 @@
+// Tuned kernels vs the default schedule vs oneDNN, in one run, 1 and 2 threads.
+//
+//   tunefarm_tuned_vs_onednn --db LOG [--at 200,1000] [--repeat 7] [--threads 1,2]
+//                            [--only gmm_512,...] [--skip-default] [--workloads DIR]
+//
+// For each suite workload the kernel is the log's fastest correct record; with
+// --at N it is the fastest among the workload's first N records in commit
+// order, which is exactly what an N-trial run found (a resumed log keeps the
+// earlier run's records first), so one log tuned to 1,000 trials yields the
+// 200- and the 1,000-trial kernels for the same run. Every kernel is checked
+// against oneDNN's output on the same random inputs; a wrong one is reported,
+// never timed. Figures are GFLOP/s of the median group (groups of >= ~50 ms)
+// and the ratio of oneDNN's time to the kernel's, both timed in this process.
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "onednn_reference.h"
+#include "tune_log.h"
+#include "tunefarm/compiler/codegen_llvm.h"
+#include "tunefarm/compiler/host_buffer.h"
+#include "tunefarm/compiler/lower.h"
+#include "tunefarm/compiler/target.h"
+#include "tunefarm/compiler/workload_parser.h"
+#include "tunefarm/runtime/runtime.h"
+
+namespace tunefarm::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+const std::vector<std::string> kSuite = {"gmm_1024", "gmm_512", "c2d_resnet_3x3", "dep_3x3_c256_28", "t2d", "dense_bias_relu"};
+
+struct Options {
+  std::string db;
+  std::string workload_dir = std::string(TUNEFARM_SOURCE_DIR) + "/configs/workloads";
+  std::vector<int> budgets = {0};  // 0: every record in the log
+  std::vector<int> threads = {1, 2};
+  std::vector<std::string> only;
+  int repeat = 7;
+  bool skip_default = false;
+};
+
+std::vector<std::string> SplitList(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string item; std::getline(in, item, ',');) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+// Median seconds per call over `repeat` groups, each at least ~50 ms (as bench/expert).
+double TimeMedian(const std::function<void()>& fn, int repeat) {
+  fn();
+  auto t0 = Clock::now();
+  fn();
+  double once = std::chrono::duration<double>(Clock::now() - t0).count();
+  int number = std::max(1, int(0.05 / std::max(once, 1e-7)));
+  std::vector<double> samples;
+  for (int r = 0; r < repeat; ++r) {
+    auto start = Clock::now();
+    for (int i = 0; i < number; ++i) fn();
+    samples.push_back(std::chrono::duration<double>(Clock::now() - start).count() / number);
+  }
+  std::sort(samples.begin(), samples.end());
+  return samples[samples.size() / 2];
+}
+
+// One kernel of the comparison: the default schedule or a tuned record.
+struct Kernel {
+  std::string label;  // "default", "tuned@200", "tuned"
+  std::unique_ptr<JitKernel> jit;
+  std::string problem;  // why it is not timed (compile failure, wrong result)
+  std::string provenance;
+};
+
+// One cell of the final table.
+struct Cell {
+  double gflops = 0;
+  double ratio = 0;
+  std::string note;  // set instead of figures when not timed
+};
+
+struct Row {
+  std::string workload;
+  int threads = 0;
+  double onednn_gflops = 0;
+  std::string onednn_what;
+  std::vector<Cell> cells;  // one per kernel, in column order
+};
+
+std::vector<std::string> column_labels;
+std::vector<Row> rows;
+std::vector<std::string> provenance_lines;
+
+std::string KernelLabel(int budget) { return budget > 0 ? "tuned@" + std::to_string(budget) : "tuned (all)"; }
+
+// Builds the kernels of one workload: default first, then one per budget.
+std::vector<Kernel> BuildKernels(const Options& o, const Workload& w, database::Database& db) {
+  std::vector<Kernel> kernels;
+  Target host = Target::Host();
+  Kernel def{"default", nullptr, "", "default schedule"};
+  auto f = LowerToPrimFunc(w);
+  if (!f.ok()) {
+    def.problem = "lowering failed: " + f.status().message();
+  } else {
+    auto jit = JitCompile(*f, host);
+    if (jit.ok()) def.jit = std::move(*jit); else def.problem = "compile failed: " + jit.status().message();
+  }
+  kernels.push_back(std::move(def));
+  auto trials = LoadTrials(db, StructuralHashHex(w), DefaultRecordTargetString());
+  for (int budget : o.budgets) {
+    Kernel k{KernelLabel(budget), nullptr, "", ""};
+    if (!trials.ok()) {
+      k.problem = "reading the log failed: " + trials.status().message();
+    } else if (auto best = BestWithin(*trials, budget); !best) {
+      k.problem = "no correct record in the log";
+    } else {
+      int logged = budget > 0 ? std::min<int>(budget, int(trials->size())) : int(trials->size());
+      char buf[256];
+      std::snprintf(buf, sizeof buf, "%s %s: record #%lld, trial %d of %d, %.4f ms when tuned%s", w.name.c_str(),
+                    k.label.c_str(), (long long)best->id, best->index, logged, best->seconds * 1e3,
+                    best->trace.empty() ? " (the default schedule)" : "");
+      k.provenance = buf;
+      if (budget > 0 && int(trials->size()) < budget) k.provenance += " [log holds fewer trials than the budget]";
+      auto tuned = ReplayTrace(w, best->trace);
+      if (!tuned.ok()) {
+        k.problem = tuned.status().message();
+      } else {
+        auto jit = JitCompile(*tuned, host);
+        if (jit.ok()) k.jit = std::move(*jit); else k.problem = "compile failed: " + jit.status().message();
+      }
+    }
+    kernels.push_back(std::move(k));
+  }
+  return kernels;
+}
+
+int RunWorkload(const Options& o, const std::string& name, database::Database& db) {
+  auto w = ParseWorkloadFile(o.workload_dir + "/" + name + ".tf");
+  if (!w.ok()) {
+    std::printf("%s: %s\n", name.c_str(), w.status().ToString().c_str());
+    return 1;
+  }
+  auto f = LowerToPrimFunc(*w);
+  if (!f.ok()) return 1;
+  std::vector<Kernel> kernels = BuildKernels(o, *w, db);
+  for (const Kernel& k : kernels) {
+    if (!k.provenance.empty() && k.label != "default") provenance_lines.push_back(k.provenance);
+  }
+
+  // Inputs shared by every implementation; one output buffer per kernel.
+  std::vector<HostBuffer> inputs;
+  std::map<std::string, HostBuffer*> by_name;
+  std::mt19937_64 rng(42);
+  for (size_t i = 0; i < f->num_inputs; ++i) inputs.push_back(HostBuffer::Like(f->params[i]));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    inputs[i].FillRandom(rng);
+    by_name[f->params[i]->name] = &inputs[i];
+  }
+  if (f->params.size() != f->num_inputs + 1) {
+    std::printf("%s: expected exactly one output\n", name.c_str());
+    return 1;
+  }
+  const ir::Buffer& out_param = f->params.back();
+  HostBuffer reference = HostBuffer::Like(out_param);
+  std::vector<HostBuffer> outputs;
+  for (size_t i = 0; i < kernels.size(); ++i) outputs.push_back(HostBuffer::Like(out_param));
+  auto args_for = [&](size_t kernel) {
+    std::vector<void*> args;
+    for (auto& in : inputs) args.push_back(in.data());
+    args.push_back(outputs[kernel].data());
+    return args;
+  };
+
+  const double flops = w->Flops();
+  int rc = 0;
+  for (int threads : o.threads) {
+    // oneDNN sizes its thread team when a primitive is created: set it first.
+    tunefarm_set_num_threads(threads);
+    omp_set_num_threads(threads);
+    auto op = MakeOneDnnOp(name, by_name, &reference);
+    if (!op.ok()) {
+      std::printf("%s: %s\n", name.c_str(), op.status().ToString().c_str());
+      return 1;
+    }
+    op->run();
+    op->fetch();
+    Row row{name, threads, 0, op->what, {}};
+    std::printf("%s (%.3f GFLOP), %d thread(s)\n", name.c_str(), flops / 1e9, threads);
+    double t_dnnl = TimeMedian(op->run, o.repeat);
+    row.onednn_gflops = flops / t_dnnl / 1e9;
+    std::printf("  %-14s %8.1f GFLOP/s  (oneDNN %s)\n", "oneDNN", row.onednn_gflops, op->what.c_str());
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      Kernel& k = kernels[i];
+      Cell cell;
+      if (k.label == "default" && o.skip_default) {
+        cell.note = "skipped";
+      } else if (!k.problem.empty()) {
+        cell.note = k.problem;
+      } else {
+        std::vector<void*> args = args_for(i);
+        Status st = k.jit->Run(args);
+        CompareResult cmp = CompareBuffers(outputs[i], reference, 1e-3, 1e-3);
+        if (!st.ok()) {
+          cell.note = "run failed: " + st.message();
+        } else if (!cmp.equal) {
+          cell.note = "WRONG RESULT vs oneDNN: " + cmp.message;
+          rc = 1;
+        } else {
+          // The untuned default of a big workload takes seconds per call: fewer groups.
+          int repeat = k.label == "default" ? std::min(o.repeat, 3) : o.repeat;
+          double t = TimeMedian([&] { (void)k.jit->Run(args); }, repeat);
+          cell.gflops = flops / t / 1e9;
+          cell.ratio = t_dnnl / t;
+        }
+      }
+      if (cell.note.empty()) {
+        std::printf("  %-14s %8.1f GFLOP/s  %5.2fx oneDNN\n", k.label.c_str(), cell.gflops, cell.ratio);
+      } else {
+        std::printf("  %-14s %s\n", k.label.c_str(), cell.note.c_str());
+      }
+      std::fflush(stdout);
+      row.cells.push_back(cell);
+    }
+    rows.push_back(row);
+  }
+  if (column_labels.empty()) {
+    for (const Kernel& k : kernels) column_labels.push_back(k.label);
+  }
+  return rc;
+}
+
+void PrintTable() {
+  std::printf("\n| workload | threads | oneDNN GFLOP/s |");
+  for (const auto& l : column_labels) std::printf(" %s GFLOP/s | %s / oneDNN |", l.c_str(), l.c_str());
+  std::printf("\n|---|---|---|");
+  for (size_t i = 0; i < column_labels.size(); ++i) std::printf("---|---|");
+  std::printf("\n");
+  for (const Row& r : rows) {
+    std::printf("| %s | %d | %.1f |", r.workload.c_str(), r.threads, r.onednn_gflops);
+    for (const Cell& c : r.cells) {
+      if (c.note.empty()) {
+        std::printf(" %.1f | %.2fx |", c.gflops, c.ratio);
+      } else {
+        std::printf(" %s | — |", c.note.size() > 40 ? (c.note.substr(0, 40) + "...").c_str() : c.note.c_str());
+      }
+    }
+    std::printf("\n");
+  }
+  std::printf("\nKernels:\n");
+  for (const auto& line : provenance_lines) std::printf("- %s\n", line.c_str());
+}
+
+}  // namespace
+}  // namespace tunefarm::bench
+
+int main(int argc, char** argv) {
+  using namespace tunefarm::bench;
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "%s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--db") o.db = value();
+    else if (a == "--workloads") o.workload_dir = value();
+    else if (a == "--repeat") o.repeat = std::max(3, std::atoi(value().c_str()));
+    else if (a == "--skip-default") o.skip_default = true;
+    else if (a == "--only") o.only = SplitList(value());
+    else if (a == "--at") {
+      o.budgets.clear();
+      for (const auto& s : SplitList(value())) o.budgets.push_back(std::atoi(s.c_str()));
+    } else if (a == "--threads") {
+      o.threads.clear();
+      for (const auto& s : SplitList(value())) o.threads.push_back(std::atoi(s.c_str()));
+    } else {
+      std::fprintf(stderr, "usage: %s --db LOG [--at N,...] [--repeat R] [--threads 1,2] [--only W,...] [--skip-default]\n",
+                   argv[0]);
+      return 2;
+    }
+  }
+  if (o.db.empty()) {
+    std::fprintf(stderr, "--db is required\n");
+    return 2;
+  }
+  tunefarm::database::OpenOptions read_only;
+  read_only.read_only = true;
+  auto db = tunefarm::database::Database::Open(o.db, read_only);
+  if (!db.ok()) {
+    std::fprintf(stderr, "%s\n", db.status().ToString().c_str());
+    return 1;
+  }
+  int rc = 0;
+  for (const std::string& name : o.only.empty() ? kSuite : o.only) rc |= RunWorkload(o, name, **db);
+  PrintTable();
+  return rc;
+}
