@@ -224,6 +224,7 @@ void Extractor::OnStore(const Store* op) {
   DescribeLoops(spatial, v);
 
   AnalyzeAccesses(op, trip, float_ops_per_iter, v);
+  DescribeNest(spatial, trip, float_ops_per_iter, row.nest.data());
 
   for (const AllocRecord& a : allocs_) {
     if (a.buffer != op->buffer.get()) continue;

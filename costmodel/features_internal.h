@@ -56,6 +56,10 @@ class Extractor {
   void AnalyzeAccesses(const ir::Store* op, double trip, double float_ops_per_iter, float* v);
   // Elements of `a`'s region with the loops at depth >= level varying.
   double Region(const BufferAccess& a, int level) const;
+  // Elements `a` moves when loop d advances (smallest over its accesses; 0: invariant).
+  double StrideAlong(const BufferAccess& a, int d) const;
+  // NestFeature block of the current store (features_nest.cpp); after AnalyzeAccesses.
+  void DescribeNest(uint64_t spatial_mask, double trip, double float_ops_per_iter, float* nest) const;
 
   LoopStack loops_;
   std::vector<StoreRow> rows_;

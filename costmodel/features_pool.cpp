@@ -1,6 +1,7 @@
 // Pooling of per-store rows into one vector per program, and feature names.
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 #include "features_internal.h"
 
@@ -57,6 +58,12 @@ void ExtractFeatures(const ir::PrimFunc& lowered, float* out) {
   prog[kNumAllocs] = static_cast<float>(ex.num_allocs());
   prog[kTotalFloatOps] = Log2p1(total_float_ops);
   prog[kTotalUniqueBytes] = Log2p1(ex.total_unique_bytes());
+  float* nest = out + kNestOffset;
+  if (main) {
+    std::copy(main->nest.begin(), main->nest.end(), nest);
+  } else {
+    std::fill(nest, nest + kNestFeatures, 0.f);
+  }
 }
 
 FeatureVector ExtractFeatures(const ir::PrimFunc& lowered) {
@@ -97,6 +104,22 @@ const char* const kGpuNames[] = {"is_gpu", "blockIdx.x", "blockIdx.y", "blockIdx
 const char* const kTailNames[] = {"alloc_size", "alloc_prod", "alloc_outer_prod", "alloc_local",
                                   "outer_prod", "num_loops", "auto_unroll_max_step"};
 const char* const kProgramNames[] = {"num_stores", "num_allocs", "total_float_ops", "total_unique_bytes"};
+const char* const kLevelNames[] = {"extent",     "kind",      "reduce",    "stride_out", "stride_in0", "stride_in1",
+                                   "contiguous", "broadcast", "strided",   "footprint",  "intensity"};
+static_assert(std::size(kLevelNames) == kLevelFeatures);
+const char* const kNestNames[] = {"reg_tile_prod", "reg_tile_fast", "reg_tile_accum", "reg_tile_reduce_extent",
+                                  "store_invariant_inner", "vec_lanes", "vec_native_multiple", "vec_lanes_mod",
+                                  "vec_registers", "vec_contiguous", "vec_broadcast", "vec_gather", "vec_blocked",
+                                  "straight_line_prod", "fit_l1_levels", "fit_l1_iters", "fit_l2_levels",
+                                  "fit_l2_iters", "parallel_tasks", "parallel_balance", "loop_latches",
+                                  "body_executions", "accum_registers", "inner_auto_vectorizable",
+                                  "est_mem_instrs", "est_float_instrs", "est_instrs"};
+static_assert(std::size(kNestNames) == kNestFeatures - kRegTileProd);
+
+std::string NestFeatureName(int k) {
+  if (k < kRegTileProd) return "level" + std::to_string(k / kLevelFeatures) + "." + kLevelNames[k % kLevelFeatures];
+  return kNestNames[k - kRegTileProd];
+}
 
 std::string StoreFeatureName(int k) {
   if (k <= kCastOp) return kOpNames[k];
@@ -126,7 +149,8 @@ std::string FeatureName(int index) {
   if (index < kStoreFeatures) return "sum." + StoreFeatureName(index);
   if (index < 2 * kStoreFeatures) return "max." + StoreFeatureName(index - kStoreFeatures);
   if (index < 3 * kStoreFeatures) return "main." + StoreFeatureName(index - 2 * kStoreFeatures);
-  return std::string("prog.") + kProgramNames[index - 3 * kStoreFeatures];
+  if (index < kNestOffset) return std::string("prog.") + kProgramNames[index - 3 * kStoreFeatures];
+  return "nest." + NestFeatureName(index - kNestOffset);
 }
 
 }  // namespace tunefarm::costmodel

@@ -84,6 +84,12 @@ Status XGBoostModel::CreateBooster(void* const* dmats, uint64_t num_dmats, void*
       return s;
     }
   }
+  if (params_.objective.rfind("rank:", 0) == 0 &&
+      XGBoosterSetParam(b, "num_pairsample", std::to_string(params_.num_pairsample).c_str()) != 0) {
+    Status s = XgbError("XGBoosterSetParam(num_pairsample)");
+    XGBoosterFree(b);
+    return s;
+  }
   *out = b;
   return Status::OK();
 }

@@ -3,6 +3,7 @@
 //
 //   tunefarm_costmodel_bench [--records N] [--save-data FILE] [--load-data FILE]
 //                            [--objective rank:pairwise|reg:squarederror] [--rounds N] [--depth N]
+//                            [--eta X] [--subsample X] [--colsample X] [--min-child X] [--pairsample N] [--without-nest] [--remeasure N] [--dump FILE] [--first-seed N]
 //
 // Builds a dataset of random schedules of three suite workloads at shrunk
 // shapes (gmm 128^3, dense_bias_relu 64x256x256, c2d 3x3 at C=K=32, 28x28),
@@ -17,6 +18,12 @@
 // --objective and --rounds override the model's XGBoost settings (to compare).
 // --save-data writes "workload seed seconds" lines; --load-data replays them
 // (schedules are deterministic in their seed), to compare models on one set.
+// --without-nest zeroes the loop-nest block (ablation). --remeasure N times
+// the first N records of each workload again and reports how well the two
+// timings agree (pairwise): the noise ceiling of the ranking metrics.
+// --dump writes every record's timing, non-zero named features and lowered IR.
+// --first-seed starts the measured seeds elsewhere, to grow a saved dataset
+// (files concatenate; loading drops programs already loaded, by their IR).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -27,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "tunefarm/compiler/ir_printer.h"
 #include "tunefarm/compiler/lower.h"
 #include "tunefarm/compiler/workload_parser.h"
 #include "tunefarm/costmodel/cost_model.h"
@@ -70,8 +78,13 @@ MeasuredCandidate ToCandidate(const Record& r) {
   return c;
 }
 
-// Trains on `train`, reports the metrics of `test` per workload.
-Status Evaluate(const char* title, const std::vector<const Record*>& train, const std::vector<const Record*>& test) {
+struct Scores {
+  double pairwise = 0, top1 = 0, top5 = 0;
+};
+
+// Trains on `train`; the metrics of `test` per workload, printed unless quiet.
+Result<std::map<std::string, Scores>> Evaluate(const char* title, const std::vector<const Record*>& train,
+                                               const std::vector<const Record*>& test, bool quiet = false) {
   XGBoostCostModel model(g_options);
   std::vector<MeasuredCandidate> cands;
   for (const Record* r : train) cands.push_back(ToCandidate(*r));
@@ -80,8 +93,9 @@ Status Evaluate(const char* title, const std::vector<const Record*>& train, cons
   const double train_s = Since(t0);
   std::map<std::string, std::vector<const Record*>> by_workload;
   for (const Record* r : test) by_workload[r->workload].push_back(r);
-  std::printf("%s (trained on %zu records in %.2f s)\n", title, train.size(), train_s);
-  double sum_pw = 0, sum_t1 = 0, sum_t5 = 0;
+  if (!quiet) std::printf("%s (trained on %zu records in %.2f s)\n", title, train.size(), train_s);
+  std::map<std::string, Scores> out;
+  Scores sum;
   for (const auto& [name, recs] : by_workload) {
     FeatureMatrix x(static_cast<Eigen::Index>(recs.size()), kNumFeatures);
     std::vector<double> truth;
@@ -90,16 +104,22 @@ Status Evaluate(const char* title, const std::vector<const Record*>& train, cons
       truth.push_back(1.0 / recs[i]->seconds);
     }
     TF_ASSIGN_OR_RETURN(std::vector<double> scores, model.PredictFeatures(x));
-    double pw = PairwiseAccuracy(scores, truth), t1 = TopKScore(scores, truth, 1), t5 = TopKScore(scores, truth, 5);
-    std::printf("  %-18s held out %4zu  pairwise %.3f  top-1 %.3f  top-5 %.3f\n", name.c_str(), recs.size(), pw, t1, t5);
-    sum_pw += pw;
-    sum_t1 += t1;
-    sum_t5 += t5;
+    Scores m{PairwiseAccuracy(scores, truth), TopKScore(scores, truth, 1), TopKScore(scores, truth, 5)};
+    if (!quiet) {
+      std::printf("  %-18s held out %4zu  pairwise %.3f  top-1 %.3f  top-5 %.3f\n", name.c_str(), recs.size(),
+                  m.pairwise, m.top1, m.top5);
+    }
+    out[name] = m;
+    sum.pairwise += m.pairwise;
+    sum.top1 += m.top1;
+    sum.top5 += m.top5;
   }
   const double n = static_cast<double>(by_workload.size());
-  std::printf("  %-18s                pairwise %.3f  top-1 %.3f  top-5 %.3f\n", "mean", sum_pw / n, sum_t1 / n,
-              sum_t5 / n);
-  return Status::OK();
+  if (!quiet) {
+    std::printf("  %-18s                pairwise %.3f  top-1 %.3f  top-5 %.3f\n", "mean", sum.pairwise / n,
+                sum.top1 / n, sum.top5 / n);
+  }
+  return out;
 }
 
 }  // namespace
@@ -107,6 +127,11 @@ Status Evaluate(const char* title, const std::vector<const Record*>& train, cons
 int main(int argc, char** argv) {
   int target_records = 1000;
   std::string save_path, load_path;
+  bool without_nest = false;
+  bool throughput_only = false;
+  uint64_t first_seed = 1;
+  std::string dump_path;
+  int remeasure = 0;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--records" && i + 1 < argc) {
@@ -121,8 +146,28 @@ int main(int argc, char** argv) {
       g_options.params.num_rounds = std::atoi(argv[++i]);
     } else if (a == "--depth" && i + 1 < argc) {
       g_options.params.max_depth = std::atoi(argv[++i]);
+    } else if (a == "--subsample" && i + 1 < argc) {
+      g_options.params.subsample = std::atof(argv[++i]);
+    } else if (a == "--colsample" && i + 1 < argc) {
+      g_options.params.colsample_bytree = std::atof(argv[++i]);
+    } else if (a == "--min-child" && i + 1 < argc) {
+      g_options.params.min_child_weight = std::atof(argv[++i]);
+    } else if (a == "--pairsample" && i + 1 < argc) {
+      g_options.params.num_pairsample = std::atoi(argv[++i]);
+    } else if (a == "--eta" && i + 1 < argc) {
+      g_options.params.eta = std::atof(argv[++i]);
+    } else if (a == "--dump" && i + 1 < argc) {
+      dump_path = argv[++i];
+    } else if (a == "--first-seed" && i + 1 < argc) {
+      first_seed = std::strtoull(argv[++i], nullptr, 10);
+    } else if (a == "--throughput-only") {
+      throughput_only = true;
+    } else if (a == "--without-nest") {
+      without_nest = true;
+    } else if (a == "--remeasure" && i + 1 < argc) {
+      remeasure = std::atoi(argv[++i]);
     } else {
-      std::fprintf(stderr, "usage: %s [--records N] [--save-data FILE] [--load-data FILE] [--objective O] [--rounds N] [--depth N]\n",
+      std::fprintf(stderr, "usage: %s [--records N] [--save-data FILE] [--load-data FILE] [--objective O] [--rounds N] [--depth N] [--eta X] [--subsample X] [--colsample X] [--min-child X] [--pairsample N] [--without-nest] [--remeasure N] [--dump FILE] [--first-seed N] [--throughput-only]\n",
                    argv[0]);
       return 2;
     }
@@ -153,6 +198,8 @@ int main(int argc, char** argv) {
     }
     records.push_back({name, seed, seconds, std::move(lowered), {}});
     records.back().features = ExtractFeatures(records.back().lowered);
+    // Ablation: the features as they were before the loop-nest block.
+    if (without_nest) std::fill(records.back().features.begin() + kNestOffset, records.back().features.end(), 0.f);
     return Status::OK();
   };
   auto t0 = Clock::now();
@@ -161,9 +208,11 @@ int main(int argc, char** argv) {
     std::string name;
     uint64_t seed;
     double seconds;
+    std::set<std::string> programs;  // the same program under two seeds counts once
     while (in >> name >> seed >> seconds) {
       Status s = add(name, seed, seconds, false);
       if (!s.ok()) return Fail(s);
+      if (!programs.insert(name + ir::ToString(records.back().lowered)).second) records.pop_back();
     }
     std::printf("loaded %zu records from %s\n", records.size(), load_path.c_str());
   } else {
@@ -171,7 +220,7 @@ int main(int argc, char** argv) {
     for (const auto& [name, w] : workloads) {
       std::set<FeatureVector> seen;
       int kept = 0;
-      for (uint64_t seed = 1; kept < per_workload && seed < 20u * per_workload; ++seed) {
+      for (uint64_t seed = first_seed; kept < per_workload && seed < first_seed + 20u * per_workload; ++seed) {
         auto scheduled = SampleRandomSchedule(w.base, seed);
         if (!scheduled.ok()) return Fail(scheduled.status());
         auto lowered = LowerForCodegen(*scheduled);
@@ -200,13 +249,73 @@ int main(int argc, char** argv) {
                 s.second / s.first);
   }
 
+  // ---- inspection: every record's timing, named features and lowered IR
+  if (!dump_path.empty()) {
+    std::ofstream out(dump_path);
+    for (const Record& r : records) {
+      out << "record " << r.workload << ' ' << r.seed << ' ' << r.seconds << '\n';
+      for (int k = 0; k < kNumFeatures; ++k) {
+        if (r.features[static_cast<size_t>(k)] != 0) out << "  " << FeatureName(k) << ' ' << r.features[static_cast<size_t>(k)] << '\n';
+      }
+      out << ir::ToString(r.lowered) << '\n';
+    }
+  }
+
+  // ---- noise ceiling: time the first N records of each workload again and
+  // rank the new timings by the stored ones; no model can rank the stored
+  // timings much better than they rank themselves.
+  if (remeasure > 0) {
+    std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> again;
+    for (const Record& r : records) {
+      auto& [old_speed, new_speed] = again[r.workload];
+      if (static_cast<int>(old_speed.size()) >= remeasure) continue;
+      auto scheduled = SampleRandomSchedule(workloads.at(r.workload).base, r.seed);
+      if (!scheduled.ok()) return Fail(scheduled.status());
+      auto seconds = MeasureSeconds(*scheduled);
+      if (!seconds.ok()) return Fail(seconds.status());
+      old_speed.push_back(1.0 / r.seconds);
+      new_speed.push_back(1.0 / *seconds);
+    }
+    for (const auto& [name, v] : again) {
+      std::printf("  %-18s re-measured %zu: pairwise of old timings vs new %.3f\n", name.c_str(), v.first.size(),
+                  PairwiseAccuracy(v.first, v.second));
+    }
+  }
+
   // ---- ranking quality: every fifth record of each workload is held out
+  // (fold 4: the split reported since the first benchmark); then all five
+  // folds, so that every record is held out once and the averages do not
+  // hang on one draw of 66 test records per workload.
   std::vector<const Record*> train, test;
-  std::map<std::string, int> counter;
-  for (const Record& r : records) (counter[r.workload]++ % 5 == 4 ? test : train).push_back(&r);
-  Status s = Evaluate("held-out records, trained on 80% of every workload", train, test);
-  if (!s.ok()) return Fail(s);
+  std::map<std::string, Scores> cv;
+  for (int fold = 0; fold < 5 && !throughput_only; ++fold) {
+    train.clear();
+    test.clear();
+    std::map<std::string, int> counter;
+    for (const Record& r : records) (counter[r.workload]++ % 5 == fold ? test : train).push_back(&r);
+    auto m = Evaluate("held-out records, trained on 80% of every workload", train, test, fold != 4);
+    if (!m.ok()) return Fail(m.status());
+    for (const auto& [name, sc] : *m) {
+      cv[name].pairwise += sc.pairwise / 5;
+      cv[name].top1 += sc.top1 / 5;
+      cv[name].top5 += sc.top5 / 5;
+    }
+  }
+  if (!throughput_only) std::printf("5-fold cross-validation (every record held out once), mean over folds\n");
+  Scores cv_mean;
+  for (const auto& [name, sc] : cv) {
+    std::printf("  %-18s                pairwise %.3f  top-1 %.3f  top-5 %.3f\n", name.c_str(), sc.pairwise, sc.top1,
+                sc.top5);
+    cv_mean.pairwise += sc.pairwise / static_cast<double>(cv.size());
+    cv_mean.top1 += sc.top1 / static_cast<double>(cv.size());
+    cv_mean.top5 += sc.top5 / static_cast<double>(cv.size());
+  }
+  std::printf("  %-18s                pairwise %.3f  top-1 %.3f  top-5 %.3f\n", "mean", cv_mean.pairwise,
+              cv_mean.top1, cv_mean.top5);
+  // Transfer: on fold 4's split (the last one evaluated).
+  Status s;
   for (const auto& [name, w] : workloads) {
+    if (throughput_only) break;
     std::vector<const Record*> others, mine;
     for (const Record* r : train) {
       if (r->workload != name) others.push_back(r);
@@ -214,8 +323,8 @@ int main(int argc, char** argv) {
     for (const Record* r : test) {
       if (r->workload == name) mine.push_back(r);
     }
-    s = Evaluate(("transfer to " + name + ", trained on the other workloads only").c_str(), others, mine);
-    if (!s.ok()) return Fail(s);
+    auto m = Evaluate(("transfer to " + name + ", trained on the other workloads only").c_str(), others, mine);
+    if (!m.ok()) return Fail(m.status());
   }
 
   // ---- throughput on one core (nthread = 1)

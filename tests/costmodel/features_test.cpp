@@ -60,7 +60,7 @@ int SlotWithBytes(const StoreRow& r, float bytes) {
 
 TEST(FeaturesTest, LayoutAndNames) {
   EXPECT_EQ(kStoreFeatures, 165);
-  EXPECT_EQ(kNumFeatures, 3 * 165 + kProgramFeatures);
+  EXPECT_EQ(kNumFeatures, 3 * 165 + kProgramFeatures + kNestFeatures);
   std::set<std::string> names;
   for (int i = 0; i < kNumFeatures; ++i) names.insert(FeatureName(i));
   EXPECT_EQ(names.size(), static_cast<size_t>(kNumFeatures)) << "feature names must be unique";

@@ -118,6 +118,71 @@ enum StoreFeature : int {
 };
 static_assert(kStoreFeatures == 165, "docs/costmodel.md documents 165 per-store features");
 
+// Loop-nest features of one store (computed for every store; the main
+// store's block is appended to the pooled vector). Where Ansor's row counts
+// and pools, these keep the structure that decides the code LLVM emits for
+// the innermost loops: the extents, kinds and per-buffer strides of the
+// innermost kNestLevels loops, the register tile under the innermost
+// reduction loop, how the vectorized loop accesses memory and whether its
+// length suits the native vector width, the cache level each loop level's
+// footprint fits in, and loop-control overhead. Raw values (no log).
+inline constexpr int kNestLevels = 6;
+enum LoopLevelFeature : int {
+  kLevelExtent = 0,   // extent (0: no loop at this level)
+  kLevelKind,         // 1 serial, 2 unrolled, 3 vectorized, 4 parallel, 5 GPU-bound
+  kLevelReduce,       // 1 when the loop does not index the stored element
+  kLevelStrideOut,    // elements the stored buffer moves per iteration (0: invariant)
+  kLevelStrideIn0,    // the same for the read buffer with the most bytes
+  kLevelStrideIn1,    //   and the second one
+  kLevelContiguous,   // buffers the loop moves by one element (vectorizable access)
+  kLevelBroadcast,    // buffers the loop does not move
+  kLevelStrided,      // buffers moved by more than one element (gather or strided access)
+  kLevelFootprint,    // bytes all buffers touch with this loop and the ones inside it varying
+  kLevelIntensity,    // float ops / kLevelFootprint over the same loops
+  kLevelFeatures,
+};
+enum NestFeature : int {
+  kLevels = 0,  // kNestLevels blocks of LoopLevelFeature, innermost loop first
+  // Register tile: the loops inside the innermost reduction loop.
+  kRegTileProd = kLevels + kNestLevels * kLevelFeatures,  // product of their extents (0: no reduction loop)
+  kRegTileFast,          // 1 when all of them are unrolled or vectorized (straight-line code)
+  kRegTileAccum,         // distinct stored elements inside the innermost reduction loop
+  kRegTileReduceExtent,  // extent of the innermost reduction loop
+  kStoreInvariantInner,  // 1 when the innermost loop does not move the stored element
+  // The innermost vectorized loop.
+  kVecLanes,             // its extent (0: none)
+  kVecNativeMultiple,    // 1 when the extent is a multiple of the native width (16 f32 lanes)
+  kVecLanesMod,          // extent mod the native width
+  kVecRegisters,         // ceil(extent / native width)
+  kVecContiguous,        // accesses with stride 1 along it
+  kVecBroadcast,         // accesses it does not move
+  kVecGather,            // other strides (gathers and scatters)
+  kVecBlocked,           // 1 when codegen cannot widen it (a reduction loop, or loops inside it)
+  kStraightLineProd,     // product of the innermost run of unrolled/vectorized loops
+  // Cache fit of the store's footprint (all buffers, per loop level).
+  kFitL1Levels,          // innermost loops whose footprint fits in L1 (48 KiB)
+  kFitL1Iters,           // iterations of those loops
+  kFitL2Levels,          // the same for L2 (1 MiB)
+  kFitL2Iters,
+  // Parallelism and loop overhead.
+  kParallelTasks,        // product of parallel loop extents
+  kParallelBalance,      // tasks / (cores x ceil(tasks / cores)): 1 when evenly divisible
+  kLoopLatches,          // back-edges executed by serial loops (unrolled and vectorized excluded)
+  kBodyExecutions,       // executions of the loop body: trip count / vector lanes
+  // A rough instruction count, because trees cannot multiply features:
+  // accumulators held in registers, then memory and float instructions of
+  // the whole nest with native-width vectors (a contiguous access of L lanes
+  // costs ceil(L / 16) instructions, a broadcast 1, a gather L; stored
+  // accumulators that stay in registers across the innermost reduction
+  // loop are not counted per iteration).
+  kAccumRegisters,       // native vector registers the register tile's accumulators need
+  kInnerAutoVectorizable,// 1 when the innermost loop is serial, moves the store by 1 and reads contiguously or not at all
+  kEstMemInstrs,
+  kEstFloatInstrs,
+  kEstInstrs,            // kEstMemInstrs + kEstFloatInstrs + kLoopLatches
+  kNestFeatures,
+};
+
 // Program-level features appended after the pooled rows.
 enum ProgramFeature : int {
   kNumStores = 0,      // stores in the program
@@ -127,7 +192,9 @@ enum ProgramFeature : int {
   kProgramFeatures,
 };
 
-inline constexpr int kNumFeatures = 3 * kStoreFeatures + kProgramFeatures;
+// Pooled rows, program features, then the main store's NestFeature block.
+inline constexpr int kNestOffset = 3 * kStoreFeatures + kProgramFeatures;
+inline constexpr int kNumFeatures = kNestOffset + kNestFeatures;
 
 // Offset of feature `f` of the `slot`-th buffer in a store row.
 constexpr int BufferFeatureIndex(int slot, BufferFeature f) { return kBufferBase + slot * kBufferFeatures + f; }
@@ -136,6 +203,7 @@ constexpr int BufferFeatureIndex(int slot, BufferFeature f) { return kBufferBase
 struct StoreRow {
   const ir::BufferNode* buffer = nullptr;  // the stored buffer
   std::array<float, kStoreFeatures> values{};
+  std::array<float, kNestFeatures> nest{};  // NestFeature layout
 };
 
 using FeatureVector = std::vector<float>;  // kNumFeatures values

@@ -31,6 +31,9 @@ struct XGBoostParams {
   double gamma = 0.0;
   double subsample = 1.0;
   double colsample_bytree = 1.0;
+  // Ranking objectives: pairs sampled per candidate per round (XGBoost's
+  // num_pairsample); ignored by the others.
+  int num_pairsample = 1;
   int nthread = 1;  // explicit: XGBoost would otherwise take every core
   uint64_t seed = 0;
 };
