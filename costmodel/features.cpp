@@ -154,8 +154,8 @@ void Extractor::Walk(const Stmt& s) {
       const auto* op = s.as<For>();
       LoopInfo l;
       l.var = op->loop_var.get();
-      const int64_t* mn = AsConstInt(op->min);
-      const int64_t* ext = AsConstInt(op->extent);
+      const int64_t* mn = ConstInt(op->min);
+      const int64_t* ext = ConstInt(op->extent);
       l.min = mn ? *mn : 0;
       l.extent = ext ? std::max<int64_t>(*ext, 1) : 1;
       l.kind = op->kind;

@@ -20,7 +20,7 @@ namespace {
 constexpr double kCacheLineBytes = 64;
 }  // namespace
 
-double Extractor::Region(const BufferAccess& a, int level) const {
+double Extractor::ComputeRegion(const BufferAccess& a, int level) const {
   const size_t rank = a.buffer->shape.size();
   double best = 1;
   for (int j = 0; j < a.num_accesses; ++j) {
@@ -62,13 +62,18 @@ void Extractor::AnalyzeAccesses(const Store* op, double trip, double float_ops_p
       }
     }
     a.num_forms = forms_.size() - a.first_form;
+    a.stride.fill(-1);
   }
 
   // Bytes all buffers of the store touch with the loops from each level inwards varying.
   level_bytes_.assign(static_cast<size_t>(depth) + 1, 0);
-  for (const BufferAccess& a : buffers_) {
+  for (BufferAccess& a : buffers_) {
     const double elem = a.buffer->dtype.bytes();
-    for (int level = 0; level <= depth; ++level) level_bytes_[static_cast<size_t>(level)] += Region(a, level) * elem;
+    for (int level = 0; level <= depth; ++level) {
+      const double r = ComputeRegion(a, level);
+      if (level <= kMaxDepth) a.region[static_cast<size_t>(level)] = r;
+      level_bytes_[static_cast<size_t>(level)] += r * elem;
+    }
   }
 
   for (BufferAccess& a : buffers_) {
@@ -85,25 +90,10 @@ void Extractor::AnalyzeAccesses(const Store* op, double trip, double float_ops_p
 
     // Stride: the innermost loop that moves the access; the loops inside it
     // repeat the same element (reduce_ratio).
-    std::vector<int64_t> dim_stride(rank, 1);
-    for (size_t r = rank; r-- > 1;) dim_stride[r - 1] = dim_stride[r] * a.buffer->shape[r];
     double stride = 0, reduce_ratio = 1;
     for (int d = std::min(depth, kMaxDepth) - 1; d >= 0; --d) {
-      if ((a.mask >> d) & 1) {
-        double best = 0;
-        for (int j = 0; j < a.num_accesses; ++j) {
-          double s = 0;
-          for (size_t r = 0; r < rank; ++r) {
-            s += static_cast<double>(forms_[a.first_form + static_cast<size_t>(j) * rank + r].Step(loops_, d)) *
-                 static_cast<double>(dim_stride[r]);
-          }
-          if (s > 0 && (best == 0 || s < best)) best = s;
-        }
-        if (best > 0) {
-          stride = best;
-          break;
-        }
-      }
+      stride = StrideAlong(a, d);
+      if (stride > 0) break;
       reduce_ratio *= static_cast<double>(loops_.at(d).extent);
     }
     f[kStride] = static_cast<float>(stride);
@@ -150,11 +140,20 @@ void Extractor::AnalyzeAccesses(const Store* op, double trip, double float_ops_p
   }
 
   // The kMaxBuffers buffers with the most bytes accessed, largest first.
-  std::stable_sort(buffers_.begin(), buffers_.end(),
-                   [](const BufferAccess& x, const BufferAccess& y) { return x.bytes > y.bytes; });
-  for (size_t slot = 0; slot < buffers_.size() && slot < static_cast<size_t>(kMaxBuffers); ++slot) {
-    std::copy(buffers_[slot].features.begin(), buffers_[slot].features.end(),
-              v + BufferFeatureIndex(static_cast<int>(slot), kAccessRead));
+  // Insertion sort of indices: a handful of buffers, and BufferAccess is
+  // too large to move around (std::stable_sort also allocates).
+  order_.clear();
+  for (int i = 0; i < static_cast<int>(buffers_.size()); ++i) {
+    int k = i;
+    while (k > 0 && buffers_[static_cast<size_t>(order_[static_cast<size_t>(k - 1)])].bytes <
+                        buffers_[static_cast<size_t>(i)].bytes) {
+      --k;
+    }
+    order_.insert(order_.begin() + k, i);
+  }
+  for (size_t slot = 0; slot < order_.size() && slot < static_cast<size_t>(kMaxBuffers); ++slot) {
+    const BufferAccess& a = buffers_[static_cast<size_t>(order_[slot])];
+    std::copy(a.features.begin(), a.features.end(), v + BufferFeatureIndex(static_cast<int>(slot), kAccessRead));
   }
   for (const BufferAccess& a : buffers_) {
     if (std::find(touched_.begin(), touched_.end(), a.buffer) == touched_.end()) touched_.push_back(a.buffer);

@@ -51,11 +51,23 @@ bool Linearize(const Expr& e, int64_t scale, const LoopStack& loops, IndexForm* 
     case IRNodeKind::kMul: {
       const auto* op = e.as<Mul>();
       int64_t s = 0;
-      if (const int64_t* c = AsConstInt(op->b); c && !MulOverflows(scale, *c, &s)) return Linearize(op->a, s, loops, form);
-      if (const int64_t* c = AsConstInt(op->a); c && !MulOverflows(scale, *c, &s)) return Linearize(op->b, s, loops, form);
+      if (const int64_t* c = ConstInt(op->b); c && !MulOverflows(scale, *c, &s)) return Linearize(op->a, s, loops, form);
+      if (const int64_t* c = ConstInt(op->a); c && !MulOverflows(scale, *c, &s)) return Linearize(op->b, s, loops, form);
       return false;
     }
     case IRNodeKind::kCast: return e.dtype().is_integer() && Linearize(e.as<Cast>()->value, scale, loops, form);
+    case IRNodeKind::kDiv:
+    case IRNodeKind::kMod:
+    case IRNodeKind::kMin:
+    case IRNodeKind::kMax:
+    case IRNodeKind::kSelect: {
+      // A non-affine term: kept whole as an atom (its loops must all be known,
+      // as for the affine part, or the index's bounds are unknown anyway).
+      if (form->num_atoms == kMaxAtoms) return false;
+      uint64_t m = LoopVarMask(e, loops);
+      form->atoms[static_cast<size_t>(form->num_atoms++)] = {&e, scale, m};
+      return true;
+    }
     default: return false;
   }
 }
@@ -171,7 +183,9 @@ IndexForm AnalyzeIndex(const Expr& e, const LoopStack& loops) {
     for (int d = 0; d < kMaxDepth; ++d) {
       if (form.coef[static_cast<size_t>(d)] != 0) form.mask |= uint64_t{1} << d;
     }
+    for (int k = 0; k < form.num_atoms; ++k) form.mask |= form.atoms[static_cast<size_t>(k)].mask;
   } else {
+    form.num_atoms = 0;
     form.mask = LoopVarMask(e, loops);
   }
   return form;
@@ -185,6 +199,14 @@ int64_t IndexForm::Width(const LoopStack& loops, int level, int64_t dim_extent) 
       w += std::abs(coef[static_cast<size_t>(d)]) * (loops.at(d).extent - 1);
       if (w >= dim_extent) return dim_extent;
     }
+    for (int k = 0; k < num_atoms; ++k) {
+      const IndexAtom& a = atoms[static_cast<size_t>(k)];
+      if ((a.mask >> std::min(level, 63)) == 0) continue;  // its loops sit at their first value
+      Interval iv = EvalInterval(*a.expr, loops, VaryingLoops{level, -1});
+      if (!iv.bounded) return dim_extent;
+      w += std::abs(a.scale) * (iv.width() - 1);
+      if (w >= dim_extent) return dim_extent;
+    }
   } else {
     Interval iv = EvalInterval(*expr, loops, VaryingLoops{level, -1});
     w = iv.bounded ? iv.width() : dim_extent;
@@ -194,7 +216,17 @@ int64_t IndexForm::Width(const LoopStack& loops, int level, int64_t dim_extent) 
 
 int64_t IndexForm::Step(const LoopStack& loops, int d) const {
   if (d >= kMaxDepth || !((mask >> d) & 1)) return 0;
-  if (linear) return std::abs(coef[static_cast<size_t>(d)]);
+  if (linear) {
+    int64_t step = std::abs(coef[static_cast<size_t>(d)]);
+    for (int k = 0; k < num_atoms; ++k) {
+      const IndexAtom& a = atoms[static_cast<size_t>(k)];
+      if (!((a.mask >> d) & 1)) continue;
+      Interval iv = EvalInterval(*a.expr, loops, VaryingLoops{0, d});
+      if (!iv.bounded) return 1;
+      step += std::abs(a.scale) * (iv.hi - iv.lo);
+    }
+    return step;
+  }
   Interval iv = EvalInterval(*expr, loops, VaryingLoops{0, d});
   return iv.bounded ? iv.hi - iv.lo : 1;
 }

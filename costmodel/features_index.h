@@ -6,10 +6,11 @@
 //    expression is affine in the loop variables (the common case: splits and
 //    reorders give affine indices), computed once per index so that region
 //    sizes at every loop level cost O(depth) arithmetic, no tree walks;
-//  * interval evaluation, the fallback for non-affine indices (fuse gives
-//    floor-div and floor-mod, padding gives selects): bounds of the index
-//    with some loop variables varying over their ranges, the others fixed at
-//    their first value.
+//  * interval evaluation for non-affine terms (fuse gives floor-div and
+//    floor-mod, padding gives selects): bounds of the term with some loop
+//    variables varying over their ranges, the others fixed at their first
+//    value. Up to kMaxAtoms such terms of a sum are kept apart from its
+//    affine part (IndexAtom); beyond that the whole index is evaluated.
 // Loops deeper than kMaxDepth are treated as unknown variables (unbounded).
 #pragma once
 
@@ -22,6 +23,13 @@
 namespace tunefarm::costmodel::detail {
 
 inline constexpr int kMaxDepth = 32;
+
+// ir::AsConstInt, inlined: it is called for every loop and every index
+// product, and the compiler library's copy is out of line.
+inline const int64_t* ConstInt(const ir::Expr& e) {
+  const auto* imm = e.as<ir::IntImm>();
+  return imm ? &imm->value : nullptr;
+}
 
 // GPU binding of a loop, classified once from its thread tag.
 enum class Binding : int8_t { kNone = -1, kBlockX, kBlockY, kBlockZ, kThreadX, kThreadY, kThreadZ, kVThread };
@@ -75,12 +83,26 @@ Interval EvalInterval(const ir::Expr& e, const LoopStack& loops, VaryingLoops va
 // Bit d set if the expression uses the variable of the loop at depth d.
 uint64_t LoopVarMask(const ir::Expr& e, const LoopStack& loops);
 
+// A non-affine term of an otherwise affine index: scale * expr (fuse's
+// `fused / 4 * 32`, `fused % 4`). Interval arithmetic is additive over the
+// terms of a sum, so the index's width is the linear part's plus each
+// term's, and only the small term is evaluated as an interval, and only
+// when one of its loops varies.
+struct IndexAtom {
+  const ir::Expr* expr = nullptr;
+  int64_t scale = 0;
+  uint64_t mask = 0;
+};
+inline constexpr int kMaxAtoms = 4;
+
 struct IndexForm {
   const ir::Expr* expr = nullptr;
-  bool linear = false;
+  bool linear = false;  // affine apart from its atoms
   int64_t constant = 0;
   std::array<int64_t, kMaxDepth> coef{};
   uint64_t mask = 0;  // loops the index uses
+  int num_atoms = 0;
+  std::array<IndexAtom, kMaxAtoms> atoms{};
 
   // Values the index takes when loops at depth >= level vary (an upper bound
   // for non-affine indices), capped at `dim_extent`.

@@ -47,6 +47,11 @@ class Extractor {
     uint64_t mask = 0;                     // loops any of its indices use
     double bytes = 0;                      // sort key
     std::array<float, kBufferFeatures> features{};
+    // Memoized per loop level: region elements with the loops at depth >=
+    // level varying (filled for every level up to the depth), and the
+    // element stride along each loop (negative: not computed yet).
+    std::array<double, kMaxDepth + 1> region{};
+    mutable std::array<double, kMaxDepth> stride{};
   };
 
   void Walk(const ir::Stmt& s);
@@ -54,8 +59,12 @@ class Extractor {
   void DescribeLoops(uint64_t spatial_mask, float* v) const;
   // Buffer blocks and the arithmetic-intensity curve (features_access.cpp).
   void AnalyzeAccesses(const ir::Store* op, double trip, double float_ops_per_iter, float* v);
-  // Elements of `a`'s region with the loops at depth >= level varying.
-  double Region(const BufferAccess& a, int level) const;
+  // Elements of `a`'s region with the loops at depth >= level varying
+  // (ComputeRegion evaluates, Region reads the memo when it can).
+  double ComputeRegion(const BufferAccess& a, int level) const;
+  double Region(const BufferAccess& a, int level) const {
+    return level <= kMaxDepth ? a.region[static_cast<size_t>(level)] : ComputeRegion(a, level);
+  }
   // Elements `a` moves when loop d advances (smallest over its accesses; 0: invariant).
   double StrideAlong(const BufferAccess& a, int d) const;
   // NestFeature block of the current store (features_nest.cpp); after AnalyzeAccesses.
@@ -75,6 +84,7 @@ class Extractor {
   };
   std::vector<RawAccess> raw_;
   std::vector<BufferAccess> buffers_;
+  std::vector<int> order_;  // buffers_ by bytes accessed, largest first (stable)
   std::vector<IndexForm> forms_;
   std::vector<double> level_bytes_;
 };

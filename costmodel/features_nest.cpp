@@ -49,6 +49,8 @@ bool IsStraightLine(const LoopInfo& l) {
 
 double Extractor::StrideAlong(const BufferAccess& a, int d) const {
   if (d < 0 || d >= kMaxDepth || !((a.mask >> d) & 1)) return 0;
+  double& memo = a.stride[static_cast<size_t>(d)];
+  if (memo >= 0) return memo;
   const size_t rank = a.buffer->shape.size();
   double best = 0;
   for (int j = 0; j < a.num_accesses; ++j) {
@@ -59,16 +61,18 @@ double Extractor::StrideAlong(const BufferAccess& a, int d) const {
     }
     if (s > 0 && (best == 0 || s < best)) best = s;
   }
+  memo = best;
   return best;
 }
 
 void Extractor::DescribeNest(uint64_t spatial_mask, double trip, double float_ops_per_iter, float* n) const {
   const int depth = std::min(loops_.depth(), kMaxDepth);
   // The stored buffer and the two read-only buffers with the most bytes
-  // (buffers_ is sorted by bytes at this point).
+  // (order_ sorts buffers_ by bytes).
   const BufferAccess* out = nullptr;
   const BufferAccess* in[2] = {nullptr, nullptr};
-  for (const BufferAccess& a : buffers_) {
+  for (int i : order_) {
+    const BufferAccess& a = buffers_[static_cast<size_t>(i)];
     if (a.write) {
       if (!out) out = &a;
     } else if (!in[0]) {
@@ -196,7 +200,8 @@ void Extractor::DescribeNest(uint64_t spatial_mask, double trip, double float_op
     n[kInnerAutoVectorizable] = autovec ? 1.f : 0.f;
   }
   double mem = 0;
-  for (const BufferAccess& a : buffers_) {
+  for (int i : order_) {
+    const BufferAccess& a = buffers_[static_cast<size_t>(i)];
     double per_exec = a.num_accesses;
     if (vec_lanes > 1) {
       const double st = StrideAlong(a, v);

@@ -2,10 +2,14 @@
 // tunefarm that includes the XGBoost header.
 #include "tunefarm/costmodel/xgboost_model.h"
 
+#include "tree_ensemble.h"
+
 #include <xgboost/c_api.h>
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <numeric>
 #include <utility>
@@ -42,12 +46,16 @@ struct DMatrixGuard {
 XGBoostModel::~XGBoostModel() { Reset(); }
 
 XGBoostModel::XGBoostModel(XGBoostModel&& other) noexcept
-    : booster_(std::exchange(other.booster_, nullptr)), num_features_(other.num_features_), params_(other.params_) {}
+    : booster_(std::exchange(other.booster_, nullptr)),
+      trees_(std::move(other.trees_)),
+      num_features_(other.num_features_),
+      params_(other.params_) {}
 
 XGBoostModel& XGBoostModel::operator=(XGBoostModel&& other) noexcept {
   if (this != &other) {
     Reset();
     booster_ = std::exchange(other.booster_, nullptr);
+    trees_ = std::move(other.trees_);
     num_features_ = other.num_features_;
     params_ = other.params_;
   }
@@ -55,6 +63,7 @@ XGBoostModel& XGBoostModel::operator=(XGBoostModel&& other) noexcept {
 }
 
 void XGBoostModel::Reset() {
+  trees_.reset();
   if (booster_) XGBoosterFree(booster_);
   booster_ = nullptr;
   num_features_ = 0;
@@ -135,10 +144,74 @@ Status XGBoostModel::Train(const FeatureMatrix& x, const std::vector<float>& lab
   Reset();
   booster_ = b;
   num_features_ = static_cast<int>(cols);
+  FlattenTrees();
   return Status::OK();
 }
 
+namespace {
+
+// The string value after `"key":"` in XGBoost's JSON config, or "".
+std::string JsonString(const std::string& json, const std::string& key) {
+  size_t p = json.find("\"" + key + "\":\"");
+  if (p == std::string::npos) return "";
+  p += key.size() + 4;
+  size_t e = json.find('"', p);
+  return e == std::string::npos ? "" : json.substr(p, e - p);
+}
+
+}  // namespace
+
+void XGBoostModel::FlattenTrees() {
+  trees_.reset();
+  if (!booster_ || num_features_ <= 0) return;
+  bst_ulong len = 0;
+  const char* config = nullptr;
+  if (XGBoosterSaveJsonConfig(booster_, &len, &config) != 0) return;
+  const std::string json(config, len);
+  // Only objectives whose prediction is the raw margin (no link function).
+  const std::string objective = JsonString(json, "objective");  // learner_train_param's
+  if (objective.rfind("rank:", 0) != 0 && objective != "reg:squarederror") return;
+  const std::string base_text = JsonString(json, "base_score");
+  char* end = nullptr;
+  const float base = std::strtof(base_text.c_str(), &end);
+  if (base_text.empty() || end == base_text.c_str()) return;
+  const char** dump = nullptr;
+  if (XGBoosterDumpModelEx(booster_, "", 0, "text", &len, &dump) != 0) return;
+  std::vector<std::string_view> trees(dump, dump + len);
+  auto flat = detail::TreeEnsemble::FromTextDump(trees, base, num_features_);
+  if (!flat.ok()) return;
+  // The copies must agree with XGBoost, or XGBoost keeps predicting: rows
+  // of zeros, ones and deterministic spread values.
+  const size_t rows = 8, cols = static_cast<size_t>(num_features_);
+  std::vector<float> x(rows * cols);
+  for (size_t i = 0; i < x.size(); ++i) {
+    const size_t r = i / cols;
+    x[i] = r == 0 ? 0.f : r == 1 ? 1.f : static_cast<float>((i * 2654435761u) % 1000) / 40.f;
+  }
+  std::vector<float> ours(rows), theirs(rows);
+  flat->Predict(x.data(), rows, cols, ours.data());
+  if (!PredictWithXGBoost(x.data(), rows, cols, theirs.data()).ok()) return;
+  for (size_t r = 0; r < rows; ++r) {
+    if (std::fabs(ours[r] - theirs[r]) > 1e-5f * std::max(1.f, std::fabs(theirs[r]))) return;
+  }
+  trees_ = std::make_shared<const detail::TreeEnsemble>(std::move(flat).value());
+}
+
 Status XGBoostModel::Predict(const float* data, size_t rows, size_t cols, float* out) const {
+  if (!booster_) return Status::FailedPrecondition("XGBoostModel::Predict: the model is not trained or loaded");
+  if (rows == 0) return Status::OK();
+  if (static_cast<int>(cols) != num_features_) {
+    return Status::InvalidArgument("XGBoostModel::Predict: " + std::to_string(cols) + " features, the model has " +
+                                   std::to_string(num_features_));
+  }
+  if (trees_) {
+    trees_->Predict(data, rows, cols, out);
+    return Status::OK();
+  }
+  return PredictWithXGBoost(data, rows, cols, out);
+}
+
+Status XGBoostModel::PredictWithXGBoost(const float* data, size_t rows, size_t cols, float* out) const {
   if (!booster_) return Status::FailedPrecondition("XGBoostModel::Predict: the model is not trained or loaded");
   if (rows == 0) return Status::OK();
   if (static_cast<int>(cols) != num_features_) {
@@ -202,6 +275,7 @@ Status XGBoostModel::AfterLoad(void* handle) {
   Reset();
   booster_ = handle;
   num_features_ = static_cast<int>(n);
+  FlattenTrees();
   return Status::OK();
 }
 

@@ -352,7 +352,8 @@ int main(int argc, char** argv) {
     if (!q.ok()) return Fail(q.status());
   }
   const double n = static_cast<double>(programs.size());
-  std::printf("throughput, one core, batches of %zu candidates (best of %d):\n", programs.size(), kReps);
+  std::printf("throughput, one core, batches of %zu candidates (best of %d), %s trees:\n", programs.size(), kReps,
+              model.model().uses_flattened_trees() ? "flattened" : "XGBoost's");
   std::printf("  feature extraction       %10.0f candidates/s (%.2f us each)\n", n / best_extract, best_extract / n * 1e6);
   std::printf("  prediction only          %10.0f candidates/s (%.2f us each)\n", n / best_predict, best_predict / n * 1e6);
   std::printf("  features + prediction    %10.0f candidates/s (%.2f us each)\n", n / best_both, best_both / n * 1e6);

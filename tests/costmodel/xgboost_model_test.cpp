@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <random>
 
 #include "tunefarm/costmodel/cost_model.h"
@@ -43,6 +44,33 @@ XGBoostParams SmallParams() {
   p.num_rounds = 30;
   p.max_depth = 4;
   return p;
+}
+
+// Predict walks tunefarm's flattened copy of the trees; it must give
+// XGBoost's own scores up to float rounding (the base score is read back
+// rounded, and XGBoost adds it in its own order), NaN features (XGBoost's
+// missing values) included, trees of uneven depth, after a reload.
+TEST(XGBoostModelTest, FlattenedTreesMatchXGBoost) {
+  for (const char* objective : {"rank:pairwise", "reg:squarederror"}) {
+    Synthetic s = MakeSynthetic(300, 8, 5);
+    XGBoostParams params = SmallParams();
+    params.objective = objective;
+    params.max_depth = 6;
+    for (int r = 0; r < 300; r += 7) s.x(r, r % 8) = std::numeric_limits<float>::quiet_NaN();
+    XGBoostModel m;
+    ASSERT_TRUE(m.Train(s.x, s.labels, s.groups, params).ok());
+    for (int round = 0; round < 2; ++round) {
+      ASSERT_TRUE(m.uses_flattened_trees()) << objective;
+      auto fast = m.Predict(s.x);
+      ASSERT_TRUE(fast.ok());
+      std::vector<float> reference(300);
+      ASSERT_TRUE(m.PredictWithXGBoost(s.x.data(), 300, 8, reference.data()).ok());
+      for (size_t i = 0; i < reference.size(); ++i) EXPECT_NEAR((*fast)[i], reference[i], 1e-5f) << objective;
+      auto bytes = m.SaveToBytes();  // the reloaded booster is flattened again
+      ASSERT_TRUE(bytes.ok());
+      ASSERT_TRUE(m.LoadFromBytes(*bytes).ok());
+    }
+  }
 }
 
 TEST(XGBoostModelTest, TrainPredictSaveLoadRoundTrip) {
