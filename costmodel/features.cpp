@@ -28,6 +28,16 @@ Binding ClassifyTag(const std::string& tag) {
   return Binding::kNone;
 }
 
+// The IR is a tree of separately allocated nodes, and a search scores
+// batches of programs lowered earlier, so most nodes are cache misses the
+// first time extraction reaches them (about half of extraction time).
+// Fetching a node's siblings before descending into the first one overlaps
+// those misses instead of paying them one after another.
+template <typename Ref>
+inline void Prefetch(const Ref& r) {
+  __builtin_prefetch(r.node().get());
+}
+
 bool IsMathCall(CallOp op) {
   switch (op) {
     case CallOp::kAbs:
@@ -59,6 +69,7 @@ void OpCounter::Count(const Expr& e) {
     case IRNodeKind::kSub: {
       const auto* a = e.kind() == IRNodeKind::kAdd ? &e.as<Add>()->a : &e.as<Sub>()->a;
       const auto* b = e.kind() == IRNodeKind::kAdd ? &e.as<Add>()->b : &e.as<Sub>()->b;
+      Prefetch(*b);
       bump(kFloatAddSub, kIntAddSub, e.dtype());
       if (a->kind() == IRNodeKind::kMul || b->kind() == IRNodeKind::kMul) bump(kFloatMad, kIntMad, e.dtype());
       Count(*a);
@@ -68,6 +79,7 @@ void OpCounter::Count(const Expr& e) {
 #define TF_COUNT_BINARY(K, FSLOT, ISLOT)              \
   case IRNodeKind::k##K: {                            \
     const auto* op = e.as<K>();                       \
+    Prefetch(op->b);                                  \
     bump(FSLOT, ISLOT, op->a.dtype());                \
     Count(op->a);                                     \
     Count(op->b);                                     \
@@ -118,6 +130,7 @@ void OpCounter::Count(const Expr& e) {
     case IRNodeKind::kLoad: {
       const auto* op = e.as<Load>();
       loads.push_back(op);
+      for (const Expr& i : op->indices) Prefetch(i);
       for (const Expr& i : op->indices) Count(i);
       return;
     }
@@ -152,6 +165,9 @@ void Extractor::Walk(const Stmt& s) {
   switch (s.kind()) {
     case IRNodeKind::kFor: {
       const auto* op = s.as<For>();
+      Prefetch(op->body);
+      Prefetch(op->extent);
+      Prefetch(op->min);
       LoopInfo l;
       l.var = op->loop_var.get();
       const int64_t* mn = ConstInt(op->min);
@@ -187,6 +203,7 @@ void Extractor::Walk(const Stmt& s) {
       return;
     }
     case IRNodeKind::kSeqStmt:
+      for (const Stmt& c : s.as<SeqStmt>()->seq) Prefetch(c);
       for (const Stmt& c : s.as<SeqStmt>()->seq) Walk(c);
       return;
     case IRNodeKind::kBlock: {
@@ -210,6 +227,7 @@ void Extractor::OnStore(const Store* op) {
   for (int d = 0; d < depth; ++d) trip *= static_cast<double>(loops_.at(d).extent);
 
   // Arithmetic of the value and of every index (loads found on the way).
+  for (const Expr& i : op->indices) Prefetch(i);
   counter_.Reset();
   counter_.Count(op->value);
   for (const Expr& i : op->indices) counter_.Count(i);

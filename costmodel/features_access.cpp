@@ -66,13 +66,28 @@ void Extractor::AnalyzeAccesses(const Store* op, double trip, double float_ops_p
   }
 
   // Bytes all buffers of the store touch with the loops from each level inwards varying.
-  level_bytes_.assign(static_cast<size_t>(depth) + 1, 0);
+  // Each index's widths at all levels come from one pass (AllWidths); a
+  // buffer's region is the largest box of its accesses (as ComputeRegion).
+  const size_t levels = static_cast<size_t>(depth) + 1;
+  level_bytes_.assign(levels, 0);
+  widths_.resize(levels);
+  access_elems_.resize(levels);
   for (BufferAccess& a : buffers_) {
     const double elem = a.buffer->dtype.bytes();
-    for (int level = 0; level <= depth; ++level) {
-      const double r = ComputeRegion(a, level);
-      if (level <= kMaxDepth) a.region[static_cast<size_t>(level)] = r;
-      level_bytes_[static_cast<size_t>(level)] += r * elem;
+    const size_t rank = a.buffer->shape.size();
+    for (size_t level = 0; level < levels && level <= static_cast<size_t>(kMaxDepth); ++level) a.region[level] = 1;
+    for (int j = 0; j < a.num_accesses; ++j) {
+      std::fill(access_elems_.begin(), access_elems_.end(), 1.0);
+      for (size_t r = 0; r < rank; ++r) {
+        forms_[a.first_form + static_cast<size_t>(j) * rank + r].AllWidths(loops_, a.buffer->shape[r], widths_.data());
+        for (size_t level = 0; level < levels; ++level) access_elems_[level] *= static_cast<double>(widths_[level]);
+      }
+      for (size_t level = 0; level < levels && level <= static_cast<size_t>(kMaxDepth); ++level) {
+        a.region[level] = std::max(a.region[level], access_elems_[level]);
+      }
+    }
+    for (size_t level = 0; level < levels; ++level) {
+      level_bytes_[level] += Region(a, static_cast<int>(level)) * elem;
     }
   }
 

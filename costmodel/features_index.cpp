@@ -214,6 +214,33 @@ int64_t IndexForm::Width(const LoopStack& loops, int level, int64_t dim_extent) 
   return std::clamp<int64_t>(w, 1, dim_extent);
 }
 
+void IndexForm::AllWidths(const LoopStack& loops, int64_t dim_extent, int64_t* out) const {
+  const int depth = loops.depth();
+  out[depth] = 1;
+  if (!linear) {
+    for (int level = 0; level < depth; ++level) out[level] = Width(loops, level, dim_extent);
+    return;
+  }
+  int64_t affine = 1;  // saturates at dim_extent: every term is non-negative
+  for (int level = depth - 1; level >= 0; --level) {
+    if (level < kMaxDepth) {
+      affine = std::min(dim_extent, affine + std::abs(coef[static_cast<size_t>(level)]) * (loops.at(level).extent - 1));
+    }
+    if ((mask >> std::min(level, 63)) == 0) {
+      out[level] = 1;
+      continue;
+    }
+    int64_t w = affine;
+    for (int k = 0; k < num_atoms && w < dim_extent; ++k) {
+      const IndexAtom& a = atoms[static_cast<size_t>(k)];
+      if ((a.mask >> std::min(level, 63)) == 0) continue;
+      Interval iv = EvalInterval(*a.expr, loops, VaryingLoops{level, -1});
+      w = iv.bounded ? w + std::abs(a.scale) * (iv.width() - 1) : dim_extent;
+    }
+    out[level] = std::clamp<int64_t>(w, 1, dim_extent);
+  }
+}
+
 int64_t IndexForm::Step(const LoopStack& loops, int d) const {
   if (d >= kMaxDepth || !((mask >> d) & 1)) return 0;
   if (linear) {

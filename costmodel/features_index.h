@@ -107,6 +107,9 @@ struct IndexForm {
   // Values the index takes when loops at depth >= level vary (an upper bound
   // for non-affine indices), capped at `dim_extent`.
   int64_t Width(const LoopStack& loops, int level, int64_t dim_extent) const;
+  // Width at every level 0..loops.depth() into out[], in one pass from the
+  // innermost loop outwards (the affine part grows by one term a level).
+  void AllWidths(const LoopStack& loops, int64_t dim_extent, int64_t* out) const;
   // |change of the index| when loop `d` advances by one.
   int64_t Step(const LoopStack& loops, int d) const;
 };

@@ -87,6 +87,8 @@ class Extractor {
   std::vector<int> order_;  // buffers_ by bytes accessed, largest first (stable)
   std::vector<IndexForm> forms_;
   std::vector<double> level_bytes_;
+  std::vector<int64_t> widths_;       // one index's width per level (scratch)
+  std::vector<double> access_elems_;  // one access's region per level (scratch)
 };
 
 }  // namespace tunefarm::costmodel::detail

@@ -1,5 +1,7 @@
 // Pooling of per-store rows into one vector per program, and feature names.
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <cmath>
 #include <iterator>
 
@@ -16,8 +18,18 @@ detail::Extractor& ThreadExtractor() {
   return extractor;
 }
 
-// Most pooled values are zero; skipping log2 for them is a measurable share of extraction.
-float Log2p1(double x) { return x > 0 ? static_cast<float>(std::log2(1.0 + x)) : 0.f; }
+// log2(1 + x) to about 0.001, monotone and continuous: exponent bits plus
+// a cubic in the mantissa with exact end points and a positive slope. The
+// library log2 of ~300 non-zero pooled values was a tenth of extraction
+// time; trees only need the order, and readable dumps need 3 digits.
+float Log2p1(double x) {
+  if (!(x > 0)) return 0.f;
+  // 1 + x = (1 + t) * 2^e with t in [0, 1), read from the bits (frexp is a call).
+  const uint64_t bits = std::bit_cast<uint64_t>(1.0 + x);
+  const auto e = static_cast<int>((bits >> 52) & 0x7ff) - 1023;
+  const double t = std::bit_cast<double>((bits & 0x000fffffffffffffull) | 0x3ff0000000000000ull) - 1.0;
+  return static_cast<float>(e + t * (1.4425 + t * (-0.7213 + t * 0.2788)));
+}
 
 }  // namespace
 

@@ -150,7 +150,7 @@ void TreeEnsemble::Pad(const std::vector<Node>& nodes, int32_t node, size_t tree
 void TreeEnsemble::Predict(const float* data, size_t rows, size_t cols, float* out) const {
   // Blocks of rows walk each tree together: the walks are independent, so
   // the core overlaps their loads; the block's rows stay in L1.
-  constexpr size_t kBlock = 8;
+  constexpr size_t kBlock = 16;
   const size_t internal = (size_t{1} << depth_) - 1;
   for (size_t r0 = 0; r0 < rows; r0 += kBlock) {
     const size_t n = std::min(kBlock, rows - r0);
@@ -160,18 +160,20 @@ void TreeEnsemble::Predict(const float* data, size_t rows, size_t cols, float* o
       const Split* split = splits_.data() + t * internal;
       const uint8_t* missing_left = missing_left_.data() + t * internal;
       const float* leaves = leaves_.data() + t * (internal + 1);
-      for (size_t r = 0; r < n; ++r) {
-        const float* x = data + (r0 + r) * cols;
-        uint32_t i = 0;
-        for (int level = 0; level < depth_; ++level) {
-          const float v = x[split[i].feature];
+      // Level by level across the block: the rows' steps are independent,
+      // so their loads overlap (row by row, each walk is one dependent chain).
+      uint32_t idx[kBlock] = {};
+      for (int level = 0; level < depth_; ++level) {
+        for (size_t r = 0; r < n; ++r) {
+          const uint32_t i = idx[r];
+          const float v = data[(r0 + r) * cols + static_cast<size_t>(split[i].feature)];
           // Right unless v < threshold, or v is NaN and NaN goes left.
           const uint32_t right = static_cast<uint32_t>(!(v < split[i].threshold)) &
                                  static_cast<uint32_t>(!(std::isnan(v) && missing_left[i]));
-          i = 2 * i + 1 + right;
+          idx[r] = 2 * i + 1 + right;
         }
-        acc[r] += leaves[i - internal];
       }
+      for (size_t r = 0; r < n; ++r) acc[r] += leaves[idx[r] - internal];
     }
     std::copy(acc, acc + n, out + r0);
   }
