@@ -147,11 +147,69 @@ TEST(FeaturesTest, VectorizedParallelAndUnrolledLoops) {
     }
   }
   EXPECT_TRUE(found);
-  // The pooled vector carries it too (log2(1 + 8) in the max block).
+  // The pooled vector carries it too (log2(1 + 8) in the max block; the
+  // pooling's log2 is a cubic approximation, good to 0.001).
   FeatureVector v = ExtractFeatures(f);
   ASSERT_EQ(v.size(), static_cast<size_t>(kNumFeatures));
-  EXPECT_FLOAT_EQ(v[kStoreFeatures + kVecLen], std::log2(9.f));
-  EXPECT_FLOAT_EQ(v[2 * kStoreFeatures + kVecLen], std::log2(9.f));  // the update is the main store
+  EXPECT_NEAR(v[kStoreFeatures + kVecLen], std::log2(9.f), 1e-3);
+  EXPECT_NEAR(v[2 * kStoreFeatures + kVecLen], std::log2(9.f), 1e-3);  // the update is the main store
+}
+
+// The loop-nest block of the same schedule: i (parallel), j_0, k (unrolled),
+// j_1 (vectorized 8); the register tile is j_1 under the reduction loop k.
+TEST(FeaturesTest, NestBlockDescribesTheInnermostLoops) {
+  ir::PrimFunc base = DefaultOf(kGmm);
+  Schedule sch(base);
+  auto c = sch.GetBlock("C");
+  ASSERT_TRUE(c.ok());
+  auto loops = sch.GetLoops(*c);
+  ASSERT_TRUE(loops.ok());
+  auto js = sch.Split((*loops)[1], {-1, 8});
+  ASSERT_TRUE(js.ok());
+  ASSERT_TRUE(sch.Reorder({(*loops)[0], (*js)[0], (*loops)[2], (*js)[1]}).ok());
+  ASSERT_TRUE(sch.Parallel((*loops)[0]).ok());
+  ASSERT_TRUE(sch.Vectorize((*js)[1]).ok());
+  ASSERT_TRUE(sch.Unroll((*loops)[2]).ok());
+  ir::PrimFunc f = Lowered(sch.func());
+  const auto& n = RowOf(ExtractStoreFeatures(f), "C").nest;
+  auto level = [&](int i, LoopLevelFeature k) { return n[static_cast<size_t>(kLevels + i * kLevelFeatures + k)]; };
+  // Innermost: j_1, vectorized; C and B move by one element, A (read buffer 0) not at all.
+  EXPECT_EQ(level(0, kLevelExtent), 8.f);
+  EXPECT_EQ(level(0, kLevelKind), 3.f);
+  EXPECT_EQ(level(0, kLevelReduce), 0.f);
+  EXPECT_EQ(level(0, kLevelStrideOut), 1.f);
+  EXPECT_EQ(level(0, kLevelStrideIn0), 0.f) << ir::ToString(f);
+  EXPECT_EQ(level(0, kLevelStrideIn1), 1.f);
+  EXPECT_EQ(level(0, kLevelContiguous), 2.f);
+  EXPECT_EQ(level(0, kLevelBroadcast), 1.f);
+  // Then k, unrolled, a reduction: C does not move, B moves a row (32 elements).
+  EXPECT_EQ(level(1, kLevelExtent), 16.f);
+  EXPECT_EQ(level(1, kLevelKind), 2.f);
+  EXPECT_EQ(level(1, kLevelReduce), 1.f);
+  EXPECT_EQ(level(1, kLevelStrideOut), 0.f);
+  EXPECT_EQ(level(1, kLevelStrideIn1), 32.f);
+  EXPECT_EQ(level(3, kLevelKind), 4.f);  // i, parallel
+  EXPECT_EQ(level(4, kLevelExtent), 0.f);  // no fifth loop
+  EXPECT_EQ(n[kRegTileProd], 8.f);
+  EXPECT_EQ(n[kRegTileFast], 1.f);
+  EXPECT_EQ(n[kRegTileAccum], 8.f);
+  EXPECT_EQ(n[kRegTileReduceExtent], 16.f);
+  EXPECT_EQ(n[kAccumRegisters], 1.f);
+  EXPECT_EQ(n[kVecLanes], 8.f);
+  EXPECT_EQ(n[kVecNativeMultiple], 0.f);  // half an AVX-512 register
+  EXPECT_EQ(n[kVecLanesMod], 8.f);
+  EXPECT_EQ(n[kVecContiguous], 2.f);
+  EXPECT_EQ(n[kVecBroadcast], 1.f);
+  EXPECT_EQ(n[kVecGather], 0.f);
+  EXPECT_EQ(n[kVecBlocked], 0.f);
+  EXPECT_EQ(n[kStraightLineProd], 8.f * 16.f);  // j_1 and k
+  EXPECT_EQ(n[kParallelTasks], 64.f);
+  EXPECT_EQ(n[kBodyExecutions], 64.f * 32 * 16 / 8);
+  // The pooled vector carries the main store's block.
+  FeatureVector v = ExtractFeatures(f);
+  EXPECT_EQ(v[kNestOffset + kRegTileProd], 8.f);
+  EXPECT_EQ(FeatureName(kNestOffset + kRegTileProd), "nest.reg_tile_prod");
+  EXPECT_EQ(FeatureName(kNestOffset + kLevels + kLevelFeatures + kLevelStrideOut), "nest.level1.stride_out");
 }
 
 TEST(FeaturesTest, FusedLoopsGiveBoundedRegions) {
