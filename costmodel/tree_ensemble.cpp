@@ -147,35 +147,47 @@ void TreeEnsemble::Pad(const std::vector<Node>& nodes, int32_t node, size_t tree
   Pad(nodes, leaf ? node : n.no, tree, 2 * heap + 2, level + 1);
 }
 
-void TreeEnsemble::Predict(const float* data, size_t rows, size_t cols, float* out) const {
-  // Blocks of rows walk each tree together: the walks are independent, so
-  // the core overlaps their loads; the block's rows stay in L1.
-  constexpr size_t kBlock = 16;
+template <bool kMaybeNaN>
+void TreeEnsemble::PredictBlock(const float* data, size_t n, size_t cols, float* out) const {
+  constexpr size_t kBlock = kPredictBlock;
   const size_t internal = (size_t{1} << depth_) - 1;
-  for (size_t r0 = 0; r0 < rows; r0 += kBlock) {
-    const size_t n = std::min(kBlock, rows - r0);
-    float acc[kBlock];
-    std::fill(acc, acc + n, base_);
-    for (size_t t = 0; t < num_trees_; ++t) {
-      const Split* split = splits_.data() + t * internal;
-      const uint8_t* missing_left = missing_left_.data() + t * internal;
-      const float* leaves = leaves_.data() + t * (internal + 1);
-      // Level by level across the block: the rows' steps are independent,
-      // so their loads overlap (row by row, each walk is one dependent chain).
-      uint32_t idx[kBlock] = {};
-      for (int level = 0; level < depth_; ++level) {
-        for (size_t r = 0; r < n; ++r) {
-          const uint32_t i = idx[r];
-          const float v = data[(r0 + r) * cols + static_cast<size_t>(split[i].feature)];
-          // Right unless v < threshold, or v is NaN and NaN goes left.
-          const uint32_t right = static_cast<uint32_t>(!(v < split[i].threshold)) &
-                                 static_cast<uint32_t>(!(std::isnan(v) && missing_left[i]));
-          idx[r] = 2 * i + 1 + right;
-        }
+  float acc[kBlock];
+  std::fill(acc, acc + n, base_);
+  for (size_t t = 0; t < num_trees_; ++t) {
+    const Split* split = splits_.data() + t * internal;
+    const uint8_t* missing_left = missing_left_.data() + t * internal;
+    const float* leaves = leaves_.data() + t * (internal + 1);
+    // Level by level across the block: the rows' steps are independent,
+    // so their loads overlap (row by row, each walk is one dependent chain).
+    uint32_t idx[kBlock] = {};
+    for (int level = 0; level < depth_; ++level) {
+      for (size_t r = 0; r < n; ++r) {
+        const uint32_t i = idx[r];
+        const float v = data[r * cols + static_cast<size_t>(split[i].feature)];
+        // Right unless v < threshold, or v is NaN and NaN goes left.
+        uint32_t right = static_cast<uint32_t>(!(v < split[i].threshold));
+        if constexpr (kMaybeNaN) right &= static_cast<uint32_t>(!(std::isnan(v) && missing_left[i]));
+        idx[r] = 2 * i + 1 + right;
       }
-      for (size_t r = 0; r < n; ++r) acc[r] += leaves[idx[r] - internal];
     }
-    std::copy(acc, acc + n, out + r0);
+    for (size_t r = 0; r < n; ++r) acc[r] += leaves[idx[r] - internal];
+  }
+  std::copy(acc, acc + n, out);
+}
+
+void TreeEnsemble::Predict(const float* data, size_t rows, size_t cols, float* out) const {
+  // Features are never NaN in practice; a block without NaN skips the
+  // missing-value test in every step (one vectorizable scan instead).
+  for (size_t r0 = 0; r0 < rows; r0 += kPredictBlock) {
+    const size_t n = std::min(kPredictBlock, rows - r0);
+    const float* block = data + r0 * cols;
+    bool nan = false;
+    for (size_t i = 0; i < n * cols; ++i) nan |= block[i] != block[i];
+    if (nan) {
+      PredictBlock<true>(block, n, cols, out + r0);
+    } else {
+      PredictBlock<false>(block, n, cols, out + r0);
+    }
   }
 }
 

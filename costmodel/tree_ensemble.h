@@ -50,6 +50,11 @@ class TreeEnsemble {
     float threshold;
   };
   void Pad(const std::vector<Node>& nodes, int32_t node, size_t tree, uint32_t heap, int level);
+  // Rows walk each tree together in blocks: the walks are independent, so
+  // the core overlaps their loads, and the block's rows stay in L1.
+  static constexpr size_t kPredictBlock = 16;
+  template <bool kMaybeNaN>
+  void PredictBlock(const float* data, size_t n, size_t cols, float* out) const;
 
   size_t num_trees_ = 0;
   int depth_ = 0;
