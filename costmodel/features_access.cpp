@@ -57,7 +57,7 @@ void Extractor::AnalyzeAccesses(const Store* op, double trip, double float_ops_p
       (raw_[k].write ? a.write : a.read) = true;
       ++a.num_accesses;
       for (const Expr& idx : *raw_[k].indices) {
-        forms_.push_back(AnalyzeIndex(idx, loops_));
+        AnalyzeIndex(idx, loops_, &forms_.emplace_back());
         a.mask |= forms_.back().mask;
       }
     }

@@ -175,8 +175,8 @@ uint64_t LoopVarMask(const Expr& e, const LoopStack& loops) {
   }
 }
 
-IndexForm AnalyzeIndex(const Expr& e, const LoopStack& loops) {
-  IndexForm form;
+void AnalyzeIndex(const Expr& e, const LoopStack& loops, IndexForm* out) {
+  IndexForm& form = *out;
   form.expr = &e;
   form.linear = Linearize(e, 1, loops, &form);
   if (form.linear) {
@@ -188,7 +188,6 @@ IndexForm AnalyzeIndex(const Expr& e, const LoopStack& loops) {
     form.num_atoms = 0;
     form.mask = LoopVarMask(e, loops);
   }
-  return form;
 }
 
 int64_t IndexForm::Width(const LoopStack& loops, int level, int64_t dim_extent) const {

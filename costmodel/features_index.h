@@ -114,6 +114,8 @@ struct IndexForm {
   int64_t Step(const LoopStack& loops, int d) const;
 };
 
-IndexForm AnalyzeIndex(const ir::Expr& e, const LoopStack& loops);
+// Analyses `e` into *form, which must be freshly constructed (callers
+// build it in place in a reused vector: an IndexForm is ~400 bytes).
+void AnalyzeIndex(const ir::Expr& e, const LoopStack& loops, IndexForm* form);
 
 }  // namespace tunefarm::costmodel::detail
