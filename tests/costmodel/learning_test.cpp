@@ -2,9 +2,9 @@
 // workload (gmm at 128^3) are JIT-compiled and timed in process, the model
 // trains on 80 % and must rank the held-out 20 % well above chance.
 //
-// The bound (0.7 pairwise) is loose because the machine is shared and the
-// timings noisy; the figures themselves are printed, and bench/costmodel
-// reports them on more data.
+// The bound (0.75 pairwise; recent runs 0.85) is loose because the machine
+// is shared and the timings noisy; the figures themselves are printed, and
+// bench/costmodel reports them on more data.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -84,7 +84,7 @@ TEST(CostModelLearningTest, RanksHeldOutRandomSchedulesOfGmm) {
               "top-1 %.3f, top-5 %.3f (%.1f s)\n",
               records.size(), train.size(), test.size(), fastest / slowest, pairwise, top1, top5,
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  EXPECT_GE(pairwise, 0.7);
+  EXPECT_GE(pairwise, 0.75);
   EXPECT_GE(top5, 0.5);
 }
 

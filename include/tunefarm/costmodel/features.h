@@ -10,7 +10,8 @@
 //   [kStoreFeatures, 2 * kStoreFeatures)   log2(1 + max over stores of raw row)
 //   [2 * kStoreFeatures, 3 * kStoreFeatures) log2(1 + raw row of the main store),
 //                                          the one with the most float ops
-//   [3 * kStoreFeatures, kNumFeatures)     program-level features (ProgramFeature)
+//   [3 * kStoreFeatures, kNestOffset)      program-level features (ProgramFeature)
+//   [kNestOffset, kNumFeatures)            the main store's loop-nest block (NestFeature)
 //
 // Why three poolings: Ansor predicts a score per store and sums them
 // (pack-sum); with one vector per program, the sum keeps the extensive
@@ -195,6 +196,7 @@ enum ProgramFeature : int {
 // Pooled rows, program features, then the main store's NestFeature block.
 inline constexpr int kNestOffset = 3 * kStoreFeatures + kProgramFeatures;
 inline constexpr int kNumFeatures = kNestOffset + kNestFeatures;
+static_assert(kNumFeatures == 592, "docs/costmodel.md documents 592 features");
 
 // Offset of feature `f` of the `slot`-th buffer in a store row.
 constexpr int BufferFeatureIndex(int slot, BufferFeature f) { return kBufferBase + slot * kBufferFeatures + f; }
