@@ -168,6 +168,8 @@ void Extractor::Walk(const Stmt& s) {
       Prefetch(op->body);
       Prefetch(op->extent);
       Prefetch(op->min);
+      // Index expressions reach this loop's variable node through every use.
+      __builtin_prefetch(op->loop_var.get());
       LoopInfo l;
       l.var = op->loop_var.get();
       const int64_t* mn = ConstInt(op->min);
