@@ -19,8 +19,17 @@
 #include <string>
 #include <vector>
 
+#include <chrono>
+#include <functional>
+#include <random>
+
 #include "tune_log.h"
+#include "tunefarm/compiler/codegen_llvm.h"
+#include "tunefarm/compiler/host_buffer.h"
+#include "tunefarm/compiler/lower.h"
+#include "tunefarm/compiler/target.h"
 #include "tunefarm/compiler/workload_parser.h"
+#include "tunefarm/runtime/runtime.h"
 
 namespace tunefarm::bench {
 namespace {
@@ -38,6 +47,62 @@ std::vector<std::string> SplitList(const std::string& s) {
   std::stringstream in(s);
   for (std::string item; std::getline(in, item, ',');) {
     if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+// Seconds per call of `trace` on `w`, timed here at one thread (median of 5
+// groups of >= ~50 ms). The log's own timings were taken while tuning, under
+// whatever load the machine had then; re-timing the kernels a log would have
+// handed out puts every log and trial count on the same footing. 0: failed.
+double Retime(const Workload& w, const std::string& trace) {
+  auto f = ReplayTrace(w, trace);
+  if (!f.ok()) return 0;
+  auto jit = JitCompile(*f, Target::Host());
+  if (!jit.ok()) return 0;
+  std::vector<HostBuffer> bufs;
+  std::vector<void*> args;
+  std::mt19937_64 rng(7);
+  for (const auto& p : f->params) {
+    bufs.push_back(HostBuffer::Like(p));
+    bufs.back().FillRandom(rng);
+  }
+  for (auto& b : bufs) args.push_back(b.data());
+  auto run = [&] { (void)(*jit)->Run(args); };
+  using Clock = std::chrono::steady_clock;
+  run();
+  auto t0 = Clock::now();
+  run();
+  double once = std::chrono::duration<double>(Clock::now() - t0).count();
+  int number = std::max(1, int(0.05 / std::max(once, 1e-7)));
+  std::vector<double> samples;
+  for (int r = 0; r < 5; ++r) {
+    auto start = Clock::now();
+    for (int i = 0; i < number; ++i) run();
+    samples.push_back(std::chrono::duration<double>(Clock::now() - start).count() / number);
+  }
+  std::sort(samples.begin(), samples.end());
+  return samples[samples.size() / 2];
+}
+
+// Replaces each trial's time by the re-timed time of the kernel the log would
+// have handed out after that trial (its best so far), so TrialsToReach reads
+// the re-timed curve. Only the improvement points are compiled and timed.
+std::vector<LoggedTrial> RetimedCurve(const Workload& w, const std::vector<LoggedTrial>& trials,
+                                      std::map<std::string, double>& cache) {
+  std::vector<LoggedTrial> out;
+  double logged_best = 0, delivered = 0;
+  for (const LoggedTrial& t : trials) {
+    if (t.ok && (logged_best == 0 || t.seconds < logged_best)) {
+      logged_best = t.seconds;
+      auto it = cache.find(t.trace);
+      if (it == cache.end()) it = cache.emplace(t.trace, Retime(w, t.trace)).first;
+      if (it->second > 0) delivered = it->second;
+    }
+    LoggedTrial r = t;
+    r.ok = delivered > 0;
+    r.seconds = delivered;
+    out.push_back(r);
   }
   return out;
 }
@@ -68,8 +133,13 @@ int main(int argc, char** argv) {
   std::string workload_dir = std::string(TUNEFARM_SOURCE_DIR) + "/configs/workloads";
   std::vector<std::string> only;
   int budget = 0;
+  bool retime = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
+    if (a == "--retime") {
+      retime = true;
+      continue;
+    }
     if (i + 1 >= argc) {
       std::fprintf(stderr, "usage: %s --log LABEL=DB [--log ...] [--budget N] [--reference-db DB] [--only W,...]\n", argv[0]);
       return 2;
@@ -108,6 +178,7 @@ int main(int argc, char** argv) {
   for (auto& log : logs) log.db = open(log.path);
   std::unique_ptr<database::Database> reference_db = reference_path.empty() ? nullptr : open(reference_path);
   const std::string target = DefaultRecordTargetString();
+  tunefarm_set_num_threads(1);
 
   std::printf("| workload | reference GFLOP/s |");
   for (const auto& log : logs) std::printf(" %s trials | %s best GFLOP/s | %s to 90%% | %s to 95%% |", log.label.c_str(),
@@ -140,8 +211,13 @@ int main(int argc, char** argv) {
       if (budget > 0 && int(trials->size()) > budget) trials->resize(size_t(budget));
       per_log.push_back(std::move(*trials));
     }
+    std::map<std::string, double> retimed;  // trace -> seconds, shared by the logs
+    if (retime) {
+      for (auto& trials : per_log) trials = RetimedCurve(*w, trials, retimed);
+    }
     if (reference_db) {
       auto ref = LoadTrials(*reference_db, hash, target);
+      if (ref.ok() && retime) *ref = RetimedCurve(*w, *ref, retimed);
       if (ref.ok()) consider(BestWithin(*ref, 0));
     } else {
       for (const auto& trials : per_log) consider(BestWithin(trials, 0));
@@ -166,6 +242,10 @@ int main(int argc, char** argv) {
                   TrialRatio(at95[1], at95[0], max_trials).c_str());
     }
     std::printf("\n");
+  }
+  if (retime) {
+    std::printf("\nRe-timed: every kernel a log handed out (its best so far) was re-timed in this process at 1 "
+                "thread; GFLOP/s and trial counts use those times, not the ones logged while tuning.\n");
   }
   std::printf("\nReference: %s. Trial n = the n-th record of the workload in commit order (the default "
               "schedule's baseline and failed candidates included).\n",

@@ -95,6 +95,7 @@ struct Cell {
 struct Row {
   std::string workload;
   int threads = 0;
+  double load = 0;  // 1-minute load average when this row was timed
   double onednn_gflops = 0;
   std::string onednn_what;
   std::vector<Cell> cells;  // one per kernel, in column order
@@ -197,7 +198,9 @@ int RunWorkload(const Options& o, const std::string& name, database::Database& d
     }
     op->run();
     op->fetch();
-    Row row{name, threads, 0, op->what, {}};
+    Row row{name, threads, 0, 0, op->what, {}};
+    double load[1] = {0};
+    if (getloadavg(load, 1) == 1) row.load = load[0];
     std::printf("%s (%.3f GFLOP), %d thread(s)\n", name.c_str(), flops / 1e9, threads);
     double t_dnnl = TimeMedian(op->run, o.repeat);
     row.onednn_gflops = flops / t_dnnl / 1e9;
@@ -243,13 +246,13 @@ int RunWorkload(const Options& o, const std::string& name, database::Database& d
 }
 
 void PrintTable() {
-  std::printf("\n| workload | threads | oneDNN GFLOP/s |");
+  std::printf("\n| workload | threads | load | oneDNN GFLOP/s |");
   for (const auto& l : column_labels) std::printf(" %s GFLOP/s | %s / oneDNN |", l.c_str(), l.c_str());
-  std::printf("\n|---|---|---|");
+  std::printf("\n|---|---|---|---|");
   for (size_t i = 0; i < column_labels.size(); ++i) std::printf("---|---|");
   std::printf("\n");
   for (const Row& r : rows) {
-    std::printf("| %s | %d | %.1f |", r.workload.c_str(), r.threads, r.onednn_gflops);
+    std::printf("| %s | %d | %.2f | %.1f |", r.workload.c_str(), r.threads, r.load, r.onednn_gflops);
     for (const Cell& c : r.cells) {
       if (c.note.empty()) {
         std::printf(" %.1f | %.2fx |", c.gflops, c.ratio);
