@@ -107,6 +107,15 @@ std::vector<LoggedTrial> RetimedCurve(const Workload& w, const std::vector<Logge
   return out;
 }
 
+// On a re-timed curve: the first trial after which the kernel handed out is
+// within `fraction` of the reference (no credit for a kernel later replaced).
+std::optional<int> DeliveredToReach(const std::vector<LoggedTrial>& curve, double reference, double fraction) {
+  for (const LoggedTrial& t : curve) {
+    if (t.ok && reference / t.seconds >= fraction) return t.index;
+  }
+  return std::nullopt;
+}
+
 std::string Cell(const std::optional<int>& n) { return n ? std::to_string(*n) : "not reached"; }
 
 // "random / model" style ratio of trials to reach a level; unreached counts as
@@ -134,6 +143,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> only;
   int budget = 0;
   bool retime = false;
+  int retime_threads = 2;  // what tunefarm tune measures with on this machine
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--retime") {
@@ -150,6 +160,8 @@ int main(int argc, char** argv) {
       logs.push_back({eq == std::string::npos ? v : v.substr(0, eq), eq == std::string::npos ? v : v.substr(eq + 1), nullptr});
     } else if (a == "--reference-db") {
       reference_path = v;
+    } else if (a == "--retime-threads") {
+      retime_threads = std::max(1, std::atoi(v.c_str()));
     } else if (a == "--budget") {
       budget = std::atoi(v.c_str());
     } else if (a == "--only") {
@@ -178,7 +190,7 @@ int main(int argc, char** argv) {
   for (auto& log : logs) log.db = open(log.path);
   std::unique_ptr<database::Database> reference_db = reference_path.empty() ? nullptr : open(reference_path);
   const std::string target = DefaultRecordTargetString();
-  tunefarm_set_num_threads(1);
+  tunefarm_set_num_threads(retime_threads);
 
   std::printf("| workload | reference GFLOP/s |");
   for (const auto& log : logs) std::printf(" %s trials | %s best GFLOP/s | %s to 90%% | %s to 95%% |", log.label.c_str(),
@@ -217,8 +229,13 @@ int main(int argc, char** argv) {
     }
     if (reference_db) {
       auto ref = LoadTrials(*reference_db, hash, target);
-      if (ref.ok() && retime) *ref = RetimedCurve(*w, *ref, retimed);
-      if (ref.ok()) consider(BestWithin(*ref, 0));
+      if (ref.ok() && retime) {
+        // What the reference log hands out at its end, not the best of its history.
+        *ref = RetimedCurve(*w, *ref, retimed);
+        if (!ref->empty() && ref->back().ok) reference = ref->back().seconds;
+      } else if (ref.ok()) {
+        consider(BestWithin(*ref, 0));
+      }
     } else {
       for (const auto& trials : per_log) consider(BestWithin(trials, 0));
     }
@@ -231,8 +248,9 @@ int main(int argc, char** argv) {
     int max_trials = 0;
     for (const auto& trials : per_log) {
       auto best = BestWithin(trials, 0);
-      at90.push_back(TrialsToReach(trials, reference, 0.90));
-      at95.push_back(TrialsToReach(trials, reference, 0.95));
+      if (retime && !trials.empty() && trials.back().ok) best = trials.back();  // what it hands out at the end
+      at90.push_back(retime ? DeliveredToReach(trials, reference, 0.90) : TrialsToReach(trials, reference, 0.90));
+      at95.push_back(retime ? DeliveredToReach(trials, reference, 0.95) : TrialsToReach(trials, reference, 0.95));
       max_trials = std::max(max_trials, int(trials.size()));
       std::printf(" %zu | %s | %s | %s |", trials.size(), best ? std::to_string(int(flops / best->seconds / 1e9 + 0.5)).c_str() : "—",
                   Cell(at90.back()).c_str(), Cell(at95.back()).c_str());
@@ -244,8 +262,8 @@ int main(int argc, char** argv) {
     std::printf("\n");
   }
   if (retime) {
-    std::printf("\nRe-timed: every kernel a log handed out (its best so far) was re-timed in this process at 1 "
-                "thread; GFLOP/s and trial counts use those times, not the ones logged while tuning.\n");
+    std::printf("\nRe-timed: every kernel a log handed out (its best so far) was re-timed in this process at %d "
+                "thread(s); GFLOP/s and trial counts use those times, not the ones logged while tuning.\n", retime_threads);
   }
   std::printf("\nReference: %s. Trial n = the n-th record of the workload in commit order (the default "
               "schedule's baseline and failed candidates included).\n",
