@@ -19,6 +19,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "expert_schedules.h"
+#include "bench_timing.h"
 #include "tunefarm/compiler/codegen_llvm.h"
 #include "tunefarm/compiler/host_buffer.h"
 #include "tunefarm/compiler/lower.h"
@@ -30,25 +31,7 @@ extern "C" void openblas_set_num_threads(int num_threads);
 namespace tunefarm::bench {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 
-// Median seconds per call over `repeat` groups, each at least ~50 ms.
-double TimeMedian(const std::function<void()>& fn, int repeat) {
-  fn();
-  fn();
-  auto t0 = Clock::now();
-  fn();
-  double once = std::chrono::duration<double>(Clock::now() - t0).count();
-  int number = std::max(1, int(0.05 / std::max(once, 1e-7)));
-  std::vector<double> samples;
-  for (int r = 0; r < repeat; ++r) {
-    auto start = Clock::now();
-    for (int i = 0; i < number; ++i) fn();
-    samples.push_back(std::chrono::duration<double>(Clock::now() - start).count() / number);
-  }
-  std::sort(samples.begin(), samples.end());
-  return samples[samples.size() / 2];
-}
 
 struct Row {
   std::string name;

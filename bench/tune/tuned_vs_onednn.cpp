@@ -27,6 +27,7 @@
 
 #include "onednn_reference.h"
 #include "tune_log.h"
+#include "bench_timing.h"
 #include "tunefarm/compiler/codegen_llvm.h"
 #include "tunefarm/compiler/host_buffer.h"
 #include "tunefarm/compiler/lower.h"
@@ -37,7 +38,6 @@
 namespace tunefarm::bench {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 
 const std::vector<std::string> kSuite = {"gmm_1024", "gmm_512", "c2d_resnet_3x3", "dep_3x3_c256_28", "t2d", "dense_bias_relu"};
 
@@ -60,22 +60,6 @@ std::vector<std::string> SplitList(const std::string& s) {
   return out;
 }
 
-// Median seconds per call over `repeat` groups, each at least ~50 ms (as bench/expert).
-double TimeMedian(const std::function<void()>& fn, int repeat) {
-  fn();
-  auto t0 = Clock::now();
-  fn();
-  double once = std::chrono::duration<double>(Clock::now() - t0).count();
-  int number = std::max(1, int(0.05 / std::max(once, 1e-7)));
-  std::vector<double> samples;
-  for (int r = 0; r < repeat; ++r) {
-    auto start = Clock::now();
-    for (int i = 0; i < number; ++i) fn();
-    samples.push_back(std::chrono::duration<double>(Clock::now() - start).count() / number);
-  }
-  std::sort(samples.begin(), samples.end());
-  return samples[samples.size() / 2];
-}
 
 // One kernel of the comparison: the default schedule or a tuned record.
 struct Kernel {
