@@ -14,6 +14,9 @@ const char* StatusCodeName(StatusCode code) {
     case StatusCode::kUnimplemented: return "Unimplemented";
     case StatusCode::kInternal: return "Internal";
     case StatusCode::kTimeout: return "Timeout";
+    case StatusCode::kCancelled: return "Cancelled";
+    case StatusCode::kUnauthenticated: return "Unauthenticated";
+    case StatusCode::kUnavailable: return "Unavailable";
   }
   return "Unknown";
 }

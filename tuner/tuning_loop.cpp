@@ -146,6 +146,10 @@ Status TuningLoop::MeasureAndRecord(TaskState& state, TaskStatus& status, std::v
     inputs.push_back({database::NewRecordUid(), state.task.text, c.trace.ToText(), options_.target.ToString()});
   }
   std::vector<MeasureResult> results = measurer_->Measure(inputs, measure);
+  // A measurer that gives up on a batch (a fleet measurer on cancel or
+  // shutdown) returns nothing: nothing of this batch is recorded, and a
+  // resumed run proposes it again.
+  if (results.empty() && !inputs.empty()) return Status::Cancelled("the batch in flight was abandoned; nothing of it was recorded");
   if (results.size() != inputs.size()) return Status::Internal("the measurer returned a result count that differs from the batch");
   database::Target target = RecordTarget(options_.target);
   std::vector<database::TuningRecord> records;
@@ -161,8 +165,8 @@ Status TuningLoop::MeasureAndRecord(TaskState& state, TaskStatus& status, std::v
     } else {
       r.error_msg = results[i].error_message.empty() ? MeasureErrorKindName(results[i].error) : results[i].error_message;
     }
-    r.worker = options_.worker_name;
-    r.device = "cpu";
+    r.worker = results[i].worker.empty() ? options_.worker_name : results[i].worker;
+    r.device = options_.device;
     records.push_back(std::move(r));
   }
   // Committed before anything else happens: a crash after this loses nothing.

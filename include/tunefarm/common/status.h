@@ -24,6 +24,9 @@ enum class StatusCode {
   kUnimplemented,
   kInternal,
   kTimeout,
+  kCancelled,        // stopped on request (cancel, shutdown); nothing is wrong
+  kUnauthenticated,  // the caller has no valid credentials
+  kUnavailable,      // a peer or service cannot be reached now; retrying may help
 };
 
 const char* StatusCodeName(StatusCode code);
@@ -43,6 +46,9 @@ class [[nodiscard]] Status {
   static Status Unimplemented(std::string m) { return {StatusCode::kUnimplemented, std::move(m)}; }
   static Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
   static Status Timeout(std::string m) { return {StatusCode::kTimeout, std::move(m)}; }
+  static Status Cancelled(std::string m) { return {StatusCode::kCancelled, std::move(m)}; }
+  static Status Unauthenticated(std::string m) { return {StatusCode::kUnauthenticated, std::move(m)}; }
+  static Status Unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
 
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }

@@ -47,7 +47,8 @@ struct TuneOptions {
   MeasureOptions measure;
   uint64_t seed = 1;
   std::string config_dir;     // sketch rule sets (configs/)
-  std::string worker_name = "local";
+  std::string worker_name = "local";  // records' worker when the measurer names none
+  std::string device = "cpu";         // records' device
 };
 
 struct TaskStatus {

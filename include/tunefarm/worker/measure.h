@@ -49,6 +49,7 @@ struct MeasureResult {
   std::string error_message;
   std::vector<double> repeat_seconds;  // seconds per run, one per group
   double build_seconds = 0;
+  std::string worker;  // who measured it (set by fleet dispatch; empty: this process)
   double MeanSeconds() const;  // mean of repeat_seconds; +inf on error
 };
 
