@@ -15,5 +15,11 @@ void AddRunCommand(CLI::App& app, int* exit_code);
 void AddShowCommand(CLI::App& app, int* exit_code);
 void AddCompileCommand(CLI::App& app, int* exit_code);
 void AddTuneCommand(CLI::App& app, int* exit_code);
+void AddServeCommand(CLI::App& app, int* exit_code);
+void AddJobsCommand(CLI::App& app, int* exit_code);
+void AddFleetCommand(CLI::App& app, int* exit_code);
+
+// Sketch rule sets: ./configs when it has them, else the installed copy.
+std::string DefaultConfigDir();
 
 }  // namespace tunefarm::cli

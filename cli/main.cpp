@@ -18,7 +18,9 @@ int main(int argc, char** argv) {
       "  tunefarm run configs/workloads/gmm_1024.tf --threads 1\n"
       "  tunefarm show configs/workloads/softmax.tf --lowered  print the loop IR\n"
       "  tunefarm compile configs/workloads/dense_bias_relu.tf -o dense.o --header dense.h\n"
-      "  tunefarm db stats --db tunefarm.db                    inspect a tuning log\n\n"
+      "  tunefarm db stats --db tunefarm.db                    inspect a tuning log\n"
+      "  tunefarm serve --config configs/fleet.toml            the tuner daemon (jobs, fleet, compile)\n"
+      "  tunefarm jobs submit gmm_512.tf --device-key cpu-znver4 --watch   tune on the fleet\n\n"
       "Run `tunefarm <command> --help` for a command's options.");
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string(TUNEFARM_VERSION));
@@ -27,6 +29,9 @@ int main(int argc, char** argv) {
   tunefarm::cli::AddRunCommand(app, &exit_code);
   tunefarm::cli::AddShowCommand(app, &exit_code);
   tunefarm::cli::AddCompileCommand(app, &exit_code);
+  tunefarm::cli::AddServeCommand(app, &exit_code);
+  tunefarm::cli::AddJobsCommand(app, &exit_code);
+  tunefarm::cli::AddFleetCommand(app, &exit_code);
 #ifdef TUNEFARM_CLI_HAS_DB
   tunefarm::cli::AddDbCommand(app, &exit_code);
 #endif

@@ -21,6 +21,19 @@
 
 namespace tunefarm::cli {
 
+std::string DefaultConfigDir() {
+  // Source tree or installed layout: configs/ next to the working directory,
+  // else <prefix>/share/tunefarm/configs beside bin/.
+  if (std::filesystem::exists("configs/sketch")) return "configs";
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    auto installed = exe.parent_path().parent_path() / "share" / "tunefarm" / "configs";
+    if (std::filesystem::exists(installed)) return installed.string();
+  }
+  return "";
+}
+
 namespace {
 
 std::atomic<bool> g_stop{false};
@@ -50,19 +63,6 @@ struct TuneOptionsCli {
 std::string Clock(double s) {
   int t = int(s + 0.5);
   return t >= 3600 ? fmt::format("{}:{:02}:{:02}", t / 3600, t / 60 % 60, t % 60) : fmt::format("{}:{:02}", t / 60, t % 60);
-}
-
-std::string DefaultConfigDir() {
-  // Source tree or installed layout: configs/ next to the working directory,
-  // else <prefix>/share/tunefarm/configs beside bin/.
-  if (std::filesystem::exists("configs/sketch")) return "configs";
-  std::error_code ec;
-  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    auto installed = exe.parent_path().parent_path() / "share" / "tunefarm" / "configs";
-    if (std::filesystem::exists(installed)) return installed.string();
-  }
-  return "";
 }
 
 int Tune(const TuneOptionsCli& o) {

@@ -5,7 +5,8 @@
 // compile, log reads) with a client certificate or a bearer token. Plaintext is
 // allowed only on a loopback address and only when asked for (`insecure`);
 // there, the configured tokens are the only credential (workers use a worker
-// token in `authorization: Bearer ...`).
+// token in `authorization: Bearer ...`); a role with no tokens configured is
+// open to local processes there.
 //
 // Handlers call Authorize() first; a caller without credentials gets
 // UNAUTHENTICATED and nothing else happens.

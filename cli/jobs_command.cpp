@@ -1,0 +1,173 @@
+// `tunefarm jobs submit|watch|cancel|list` and `tunefarm fleet status`:
+// clients of a running daemon (`tunefarm serve`).
+#include <fstream>
+#include <sstream>
+
+#include <fmt/core.h>
+
+#include "client_options.h"
+#include "commands.h"
+#include "tunefarm/v1/tuner.grpc.pb.h"
+
+namespace tunefarm::cli {
+
+namespace {
+
+struct JobsFlags {
+  ClientFlags client;
+  std::vector<std::string> workloads;
+  std::string target, device_key, job_id, status;
+  int trials = 200, batch_size = 0;
+  uint64_t seed = 0;
+  bool watch = false;
+};
+
+int Fail(const std::string& what, const grpc::Status& st) {
+  fmt::print(stderr, "error: {}: {} ({})\n", what, st.error_message(), int(st.error_code()));
+  return st.error_code() == grpc::StatusCode::INTERNAL ? kExitInternalError : kExitUserError;
+}
+
+void PrintJob(const v1::Job& job) {
+  fmt::print("{}  {:<9} {:>6}/{:<6} trials  device key {}  target {}\n", job.job_id(), job.status(), job.trials_done(),
+             job.trial_budget(), job.device_key(), job.target());
+  for (const v1::TaskProgress& t : job.tasks()) {
+    fmt::print("    {:<20} trials {:>5}  errors {:>3}  best {:9.2f} GFLOP/s  {:6.1f}x default  record #{}\n", t.name(),
+               t.trials(), t.errors(), t.best_gflops(), t.speedup(), t.best_record_id());
+  }
+  if (!job.error().empty()) fmt::print("    error: {}\n", job.error());
+}
+
+// Streams the job's progress until it ends; exit code from its final status.
+int Watch(v1::Tuner::Stub& stub, const rpc::ClientSecurity& sec, const std::string& id) {
+  grpc::ClientContext ctx;
+  rpc::PrepareCall(&ctx, sec, 7 * 24 * 3600.0);  // a watch lasts as long as the job
+  auto reader = stub.WatchJob(&ctx, [&] { v1::GetJobRequest r; r.set_job_id(id); return r; }());
+  v1::Job job;
+  while (reader->Read(&job)) {
+    std::string best;
+    for (const v1::TaskProgress& t : job.tasks()) best += fmt::format("  {} {:.2f} GFLOP/s", t.name(), t.best_gflops());
+    fmt::print(stderr, "[{:>5}/{}] {}{}  ETA {:.0f} s\n", job.trials_done(), job.trial_budget(), job.status(), best,
+               job.eta_s());
+  }
+  grpc::Status st = reader->Finish();
+  if (!st.ok()) return Fail("watching job " + id, st);
+  PrintJob(job);
+  return job.status() == "done" ? kExitOk : kExitUserError;
+}
+
+int Run(const std::string& action, const JobsFlags& f) {
+  rpc::ClientSecurity sec;
+  auto channel = ChannelFromFlags(f.client, &sec);
+  if (!channel.ok()) {
+    fmt::print(stderr, "error: {}\n", channel.status().message());
+    return kExitUserError;
+  }
+  auto stub = v1::Tuner::NewStub(*channel);
+  grpc::ClientContext ctx;
+  rpc::PrepareCall(&ctx, sec, f.client.timeout_s);
+  if (action == "submit") {
+    v1::SubmitJobRequest req;
+    for (const std::string& path : f.workloads) {
+      std::ifstream in(path);
+      if (!in) {
+        fmt::print(stderr, "error: cannot read workload file '{}'\n", path);
+        return kExitUserError;
+      }
+      std::stringstream ss;
+      ss << in.rdbuf();
+      req.add_workloads(ss.str());
+    }
+    req.set_target(f.target);
+    req.set_device_key(f.device_key);
+    req.set_trials(f.trials);
+    req.set_batch_size(f.batch_size);
+    req.set_seed(f.seed);
+    req.set_job_id(f.job_id);
+    v1::Job job;
+    grpc::Status st = stub->SubmitJob(&ctx, req, &job);
+    if (!st.ok()) return Fail("submitting the job", st);
+    fmt::print("{}\n", job.job_id());
+    return f.watch ? Watch(*stub, sec, job.job_id()) : kExitOk;
+  }
+  if (action == "watch") return Watch(*stub, sec, f.job_id);
+  if (action == "cancel" || action == "get") {
+    v1::GetJobRequest req;
+    req.set_job_id(f.job_id);
+    v1::Job job;
+    grpc::Status st = action == "cancel" ? stub->CancelJob(&ctx, req, &job) : stub->GetJob(&ctx, req, &job);
+    if (!st.ok()) return Fail(action + " " + f.job_id, st);
+    PrintJob(job);
+    return kExitOk;
+  }
+  if (action == "list") {
+    v1::ListJobsRequest req;
+    req.set_status(f.status);
+    v1::ListJobsResponse resp;
+    grpc::Status st = stub->ListJobs(&ctx, req, &resp);
+    if (!st.ok()) return Fail("listing jobs", st);
+    if (resp.jobs().empty()) fmt::print("no jobs\n");
+    for (const v1::Job& job : resp.jobs()) PrintJob(job);
+    return kExitOk;
+  }
+  // fleet status
+  v1::FleetStatusResponse resp;
+  grpc::Status st = stub->FleetStatus(&ctx, v1::FleetStatusRequest(), &resp);
+  if (!st.ok()) return Fail("reading the fleet status", st);
+  fmt::print("{:<28} {:<16} {:<6} {:>9} {:>9} {:>7} {:>9} {:>10}\n", "worker", "device key", "device", "in flight",
+             "measured", "errors", "per s", "last seen");
+  for (const v1::WorkerStatus& w : resp.workers()) {
+    fmt::print("{:<28} {:<16} {:<6} {:>4}/{:<4} {:>9} {:>7} {:>9.1f} {:>7.0f} ms\n", w.worker_id(), w.device_key(),
+               w.device(), w.in_flight(), w.max_in_flight(), w.measured(), w.errors(), w.results_per_s(),
+               w.last_seen_ms());
+  }
+  fmt::print("{} worker(s); {} candidate(s) queued; {} re-dispatched after a lost worker; {} late duplicate(s) dropped\n",
+             resp.workers_size(), resp.queued(), resp.redispatched(), resp.duplicates_dropped());
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddJobsCommand(CLI::App& app, int* exit_code) {
+  auto f = std::make_shared<JobsFlags>();
+  CLI::App* jobs = app.add_subcommand("jobs", "Submit, watch, cancel and list tuning jobs on a daemon");
+  jobs->require_subcommand(1);
+  jobs->footer(
+      "\nExamples (a loopback daemon started with --insecure):\n"
+      "  tunefarm jobs submit configs/workloads/gmm_512.tf --device-key cpu-znver4 --trials 500 --insecure --watch\n"
+      "  tunefarm jobs list --insecure\n"
+      "  tunefarm jobs cancel job-1a2b3c --insecure\n"
+      "Over TLS: --tuner farm.example:7878 --ca ca.pem --token-file ~/.tunefarm-token");
+  CLI::App* submit = jobs->add_subcommand("submit", "Submit a tuning job (prints its id)");
+  submit->add_option("workloads", f->workloads, "Workload files (.tf)")->required()->check(CLI::ExistingFile);
+  submit->add_option("--device-key", f->device_key, "Workers that measure it (see `tunefarm fleet status`)")->required();
+  submit->add_option("--target", f->target, "Target string (default: llvm, the workers' host CPU)");
+  submit->add_option("--trials", f->trials, "Trial budget over all workloads")->capture_default_str();
+  submit->add_option("--batch-size", f->batch_size, "Candidates per measured batch (default 16)");
+  submit->add_option("--seed", f->seed, "Search seed");
+  submit->add_option("--job-id", f->job_id, "Choose the job id (default: generated)");
+  submit->add_flag("--watch", f->watch, "Stay and print progress until the job ends");
+  CLI::App* watch = jobs->add_subcommand("watch", "Print a job's progress until it ends");
+  watch->add_option("job_id", f->job_id, "Job id")->required();
+  CLI::App* get = jobs->add_subcommand("get", "Print a job's state once");
+  get->add_option("job_id", f->job_id, "Job id")->required();
+  CLI::App* cancel = jobs->add_subcommand("cancel", "Cancel a job (everything measured stays in the log)");
+  cancel->add_option("job_id", f->job_id, "Job id")->required();
+  CLI::App* list = jobs->add_subcommand("list", "List jobs");
+  list->add_option("--status", f->status, "Only jobs in this state (pending, running, done, failed, cancelled)");
+  for (CLI::App* c : {submit, watch, get, cancel, list}) {
+    AddClientFlags(c, &f->client);
+    std::string name = c->get_name();
+    c->callback([f, exit_code, name] { *exit_code = Run(name, *f); });
+  }
+}
+
+void AddFleetCommand(CLI::App& app, int* exit_code) {
+  auto f = std::make_shared<JobsFlags>();
+  CLI::App* fleet = app.add_subcommand("fleet", "Inspect a daemon's worker fleet");
+  fleet->require_subcommand(1);
+  CLI::App* status = fleet->add_subcommand("status", "Workers, device keys, in-flight candidates, throughput, errors");
+  AddClientFlags(status, &f->client);
+  status->callback([f, exit_code] { *exit_code = Run("fleet-status", *f); });
+}
+
+}  // namespace tunefarm::cli

@@ -1,0 +1,149 @@
+// FleetDispatcher: the daemon's view of its measurement workers, and the
+// dispatch of candidates to them.
+//
+// Jobs hand batches to Measure(device_key, ...), which queues the candidates
+// and blocks until every one has a result. Workers (one session per Fleet
+// stream, see fleet_service.h) are added with AddWorker and receive
+// MeasureRequests through their SendFn, at most max_in_flight candidates at a
+// time. When a worker is removed (stream ended, lease expired) its in-flight
+// candidates go back to the front of the queue for another worker.
+//
+// Invariant: a candidate gets exactly one result. The first result for a
+// pending candidate wins, from whichever worker; a later one (a re-dispatched
+// candidate answered twice, a worker replaying results after a reconnect) is
+// dropped and counted in duplicates_dropped.
+//
+// Thread safety: every method may be called from any thread; state is guarded
+// by one mutex. SendFn is called with that mutex held and must not block or
+// call back into the dispatcher (the fleet service only appends to an outbox).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tunefarm/worker/measure.h"
+
+namespace tunefarm::tuner {
+
+struct WorkerInfo {
+  std::string device_key;
+  std::string device;
+  std::string hostname;
+  int max_in_flight = 1;
+};
+
+// One candidate sent to a worker, with the options of its batch.
+struct Dispatch {
+  std::vector<MeasureInput> inputs;
+  MeasureOptions options;
+  std::string request_id;
+};
+
+struct WorkerSnapshot {
+  std::string worker_id;
+  WorkerInfo info;
+  int in_flight = 0;
+  int64_t measured = 0;
+  int64_t errors = 0;
+  double connected_s = 0;
+  double last_seen_ms = 0;
+};
+
+struct FleetSnapshot {
+  std::vector<WorkerSnapshot> workers;
+  int64_t queued = 0;
+  int64_t redispatched = 0;
+  int64_t duplicates_dropped = 0;
+  int64_t results_accepted = 0;
+};
+
+class FleetDispatcher {
+ public:
+  using SendFn = std::function<void(Dispatch)>;
+  using Clock = std::chrono::steady_clock;
+
+  FleetDispatcher() = default;
+  FleetDispatcher(const FleetDispatcher&) = delete;
+  FleetDispatcher& operator=(const FleetDispatcher&) = delete;
+
+  // Registers a worker; returns its id ("hostname/device#n"). Queued
+  // candidates for its device key are sent at once.
+  std::string AddWorker(const WorkerInfo& info, SendFn send);
+  // Forgets a worker; its unanswered candidates are queued again. Idempotent.
+  void RemoveWorker(const std::string& worker_id, const std::string& reason);
+  // Any message from a worker renews its lease.
+  void Touch(const std::string& worker_id);
+  // Accepts results; frees the worker's slots; may send it more work.
+  void OnResults(const std::string& worker_id, const std::vector<MeasureResult>& results);
+  // Workers silent for longer than `lease`: the caller ends their sessions.
+  std::vector<std::string> SilentWorkers(std::chrono::milliseconds lease);
+
+  // Measures `inputs` on workers of `device_key`; results in input order,
+  // each naming its worker. Waits as long as it takes (no worker yet is not
+  // an error: the candidates wait in the queue). Returns an empty vector,
+  // and drops the batch's unanswered candidates, when `abort` becomes true.
+  std::vector<MeasureResult> Measure(const std::string& device_key, const std::vector<MeasureInput>& inputs,
+                                     const MeasureOptions& options, const std::atomic<bool>* abort);
+
+  FleetSnapshot Snapshot();
+  // Number of connected workers for `device_key` (all keys when empty).
+  int WorkerCount(const std::string& device_key = "");
+
+ private:
+  struct Batch;
+  struct Pending {
+    MeasureInput input;
+    Batch* batch = nullptr;
+    size_t index = 0;
+    std::string device_key;
+    std::set<std::string> holders;  // workers it is in flight on
+  };
+  struct Worker {
+    std::string id;
+    WorkerInfo info;
+    SendFn send;
+    std::set<std::string> in_flight;  // candidate ids
+    int64_t measured = 0, errors = 0;
+    Clock::time_point connected_at, last_seen;
+  };
+
+  void DispatchLocked(const std::string& device_key);
+  void AcceptLocked(const std::string& worker_id, const MeasureResult& result);
+
+  std::mutex mu_;
+  std::condition_variable done_cv_;
+  std::map<std::string, Pending> pending_;                  // GUARDED_BY(mu_): by candidate id
+  std::map<std::string, std::deque<std::string>> queues_;   // GUARDED_BY(mu_): device key -> candidate ids
+  std::map<std::string, std::unique_ptr<Worker>> workers_;  // GUARDED_BY(mu_): by worker id
+  int64_t next_worker_ = 1;                                 // GUARDED_BY(mu_)
+  int64_t next_request_ = 1;                                // GUARDED_BY(mu_)
+  int64_t redispatched_ = 0, duplicates_dropped_ = 0, accepted_ = 0;  // GUARDED_BY(mu_)
+};
+
+// A Measurer that measures through the fleet: what a daemon job uses.
+// The dispatcher and `abort` must outlive it.
+class FleetMeasurer : public Measurer {
+ public:
+  FleetMeasurer(FleetDispatcher* fleet, std::string device_key, const std::atomic<bool>* abort)
+      : fleet_(fleet), device_key_(std::move(device_key)), abort_(abort) {}
+  std::vector<MeasureResult> Measure(const std::vector<MeasureInput>& inputs, const MeasureOptions& options) override {
+    return fleet_->Measure(device_key_, inputs, options, abort_);
+  }
+
+ private:
+  FleetDispatcher* fleet_;
+  std::string device_key_;
+  const std::atomic<bool>* abort_;
+};
+
+}  // namespace tunefarm::tuner

@@ -1,0 +1,109 @@
+// JobManager: the daemon's tuning jobs.
+//
+// A job is a set of workloads, a target, a device key and a trial budget. It
+// is stored in the tuning log's job table when submitted, runs a TuningLoop
+// on its own thread measuring through the fleet (FleetMeasurer), and updates
+// its stored state after every batch. Its measurements are ordinary records,
+// committed batch by batch, so a daemon killed at any point loses nothing
+// committed and, restarted, resumes every job still pending or running
+// (ResumeStored): the loop counts the job's records in the log as done.
+//
+// Thread safety: all methods may be called from any thread. Lifetime: the
+// database and the dispatcher must outlive the manager; Drain() or the
+// destructor stops every job thread.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tunefarm/common/status.h"
+#include "tunefarm/database/job.h"
+#include "tunefarm/tuner/fleet_dispatcher.h"
+#include "tunefarm/tuner/tuning_loop.h"
+
+namespace tunefarm::database {
+class Database;
+}
+
+namespace tunefarm::tuner {
+
+// What a job tunes. Stored as JSON in JobState::spec.
+struct JobSpec {
+  std::vector<std::string> workloads;  // workload texts
+  std::string target = "llvm";
+  std::string device_key;
+  int trials = 200;
+  int batch_size = 16;
+  uint64_t seed = 1;
+  int repeat = 3;
+  double min_repeat_ms = 20;
+  int num_threads = 0;
+};
+
+// Checks a spec (workloads parse, target parses, ranges). InvalidArgument
+// names the field: "workloads[1]: <file:line:col: message>".
+Status ValidateJobSpec(const JobSpec& spec);
+std::string JobSpecToJson(const JobSpec& spec);
+Result<JobSpec> JobSpecFromJson(const std::string& json);
+
+// A job as callers see it.
+struct JobView {
+  database::JobState state;
+  std::string device_key;
+  std::vector<TaskStatus> tasks;  // empty until the job has started
+  double elapsed_s = 0, eta_s = 0;
+  uint64_t version = 0;           // grows on every change
+  bool finished() const;
+};
+
+struct JobManagerOptions {
+  std::string config_dir;   // sketch rule sets
+  int max_running_jobs = 8; // more wait as pending
+};
+
+class JobManager {
+ public:
+  JobManager(database::Database* db, FleetDispatcher* fleet, JobManagerOptions options);
+  ~JobManager();
+
+  // Starts every stored job that is pending or running. Returns how many.
+  Result<int> ResumeStored();
+  // Validates, stores and starts a job. `job_id` empty: generated.
+  // AlreadyExists if the id is taken.
+  Result<JobView> Submit(const JobSpec& spec, std::string job_id);
+  Result<JobView> Get(const std::string& job_id);
+  Result<std::vector<JobView>> List(std::optional<database::JobStatus> status);
+  // Stops the job after the batch in flight (abandoning it if it does not end
+  // within a few seconds) and marks it cancelled. Finished jobs are unchanged.
+  Result<JobView> Cancel(const std::string& job_id);
+  // Waits until the job's version exceeds `seen` (or it is finished, or
+  // `timeout_s` passes) and returns its view.
+  Result<JobView> WaitForChange(const std::string& job_id, uint64_t seen, double timeout_s);
+  // Stops taking jobs; lets batches in flight finish for up to `timeout_s`,
+  // then abandons them. Stopped jobs stay "running" in the log, to be resumed.
+  void Drain(double timeout_s);
+
+ private:
+  struct Job;
+  void Start(std::shared_ptr<Job> job);
+  void RunJob(std::shared_ptr<Job> job);
+  Status Store(Job& job);  // writes state to the log; requires the job's lock not held
+
+  database::Database* db_;
+  FleetDispatcher* fleet_;
+  const JobManagerOptions options_;
+  std::mutex mu_;
+  std::condition_variable cv_;                       // job changes and free run slots
+  std::map<std::string, std::shared_ptr<Job>> jobs_;  // GUARDED_BY(mu_): jobs started by this process
+  int running_ = 0;                                   // GUARDED_BY(mu_)
+  bool draining_ = false;                             // GUARDED_BY(mu_)
+};
+
+}  // namespace tunefarm::tuner

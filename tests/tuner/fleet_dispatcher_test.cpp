@@ -1,0 +1,151 @@
+// FleetDispatcher without gRPC: workers are SendFn callbacks that record what
+// they were sent, so the dispatch rules are tested exactly.
+#include "tunefarm/tuner/fleet_dispatcher.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+namespace tunefarm::tuner {
+namespace {
+
+struct FakeWorker {
+  std::mutex mu;
+  std::vector<Dispatch> received;
+  std::vector<std::string> Ids() {
+    std::lock_guard<std::mutex> lock(mu);
+    std::vector<std::string> ids;
+    for (const Dispatch& d : received) {
+      for (const MeasureInput& in : d.inputs) ids.push_back(in.candidate_id);
+    }
+    return ids;
+  }
+  FleetDispatcher::SendFn Fn() {
+    return [this](Dispatch d) {
+      std::lock_guard<std::mutex> lock(mu);
+      received.push_back(std::move(d));
+    };
+  }
+};
+
+std::vector<MeasureInput> Inputs(int n, const std::string& prefix = "c") {
+  std::vector<MeasureInput> v;
+  for (int i = 0; i < n; ++i) v.push_back({prefix + std::to_string(i), "w", "t" + std::to_string(i), "llvm"});
+  return v;
+}
+
+MeasureResult Ok(const std::string& id, double secs) {
+  MeasureResult r;
+  r.candidate_id = id;
+  r.repeat_seconds = {secs};
+  return r;
+}
+
+// Waits until `pred` holds (the batch runs on another thread).
+template <class Pred>
+bool Eventually(Pred pred) {
+  for (int i = 0; i < 400; ++i) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return pred();
+}
+
+TEST(FleetDispatcher, RespectsInFlightLimitAndAnswersInOrder) {
+  FleetDispatcher fleet;
+  FakeWorker w;
+  std::string id = fleet.AddWorker({"key", "test", "h", 3}, w.Fn());
+  std::vector<MeasureResult> results;
+  std::thread job([&] { results = fleet.Measure("key", Inputs(7), {}, nullptr); });
+  ASSERT_TRUE(Eventually([&] { return w.Ids().size() == 3; }));
+  EXPECT_EQ(fleet.Snapshot().workers[0].in_flight, 3);
+  // Answer out of order; each answer frees a slot for the next candidate.
+  for (int round = 0; round < 7; ++round) {
+    auto ids = w.Ids();
+    ASSERT_TRUE(Eventually([&] { ids = w.Ids(); return int(ids.size()) >= std::min(7, round + 3); }));
+    fleet.OnResults(id, {Ok(ids[round], 1.0 + round)});
+  }
+  job.join();
+  ASSERT_EQ(results.size(), 7u);
+  for (int i = 0; i < 7; ++i) {
+    EXPECT_EQ(results[i].candidate_id, "c" + std::to_string(i));
+    EXPECT_EQ(results[i].worker, id);
+    ASSERT_EQ(results[i].repeat_seconds.size(), 1u);
+  }
+  EXPECT_EQ(fleet.Snapshot().results_accepted, 7);
+}
+
+TEST(FleetDispatcher, LostWorkerCandidatesGoElsewhereAndLateDuplicatesAreDropped) {
+  FleetDispatcher fleet;
+  FakeWorker a, b;
+  std::string ida = fleet.AddWorker({"key", "test", "a", 4}, a.Fn());
+  std::vector<MeasureResult> results;
+  std::thread job([&] { results = fleet.Measure("key", Inputs(4), {}, nullptr); });
+  ASSERT_TRUE(Eventually([&] { return a.Ids().size() == 4; }));
+  fleet.OnResults(ida, {Ok("c0", 0.5)});          // one answered before it is lost
+  std::string idb = fleet.AddWorker({"key", "test", "b", 4}, b.Fn());
+  EXPECT_TRUE(b.Ids().empty());                    // nothing queued: all in flight on a
+  fleet.RemoveWorker(ida, "killed");
+  ASSERT_TRUE(Eventually([&] { return b.Ids().size() == 3; }));
+  EXPECT_EQ(b.Ids(), (std::vector<std::string>{"c1", "c2", "c3"}));
+  EXPECT_EQ(fleet.Snapshot().redispatched, 3);
+  fleet.OnResults(idb, {Ok("c1", 1), Ok("c2", 2), Ok("c3", 3)});
+  job.join();
+  // a comes back (a new session) and replays what it measured: all dropped.
+  std::string ida2 = fleet.AddWorker({"key", "test", "a", 4}, a.Fn());
+  fleet.OnResults(ida2, {Ok("c1", 9), Ok("c0", 9)});
+  FleetSnapshot s = fleet.Snapshot();
+  EXPECT_EQ(s.duplicates_dropped, 2);
+  EXPECT_EQ(s.results_accepted, 4);
+  ASSERT_EQ(results.size(), 4u);
+  EXPECT_EQ(results[0].worker, ida);
+  EXPECT_DOUBLE_EQ(results[1].repeat_seconds[0], 1.0);
+  EXPECT_EQ(results[3].worker, idb);
+}
+
+TEST(FleetDispatcher, CandidatesWaitForAWorkerOfTheirDeviceKey) {
+  FleetDispatcher fleet;
+  FakeWorker other, right;
+  fleet.AddWorker({"arm", "cpu", "board", 8}, other.Fn());
+  std::vector<MeasureResult> results;
+  std::thread job([&] { results = fleet.Measure("x86", Inputs(2), {}, nullptr); });
+  ASSERT_TRUE(Eventually([&] { return fleet.Snapshot().queued == 2; }));
+  EXPECT_TRUE(other.Ids().empty());
+  std::string id = fleet.AddWorker({"x86", "cpu", "server", 8}, right.Fn());
+  ASSERT_TRUE(Eventually([&] { return right.Ids().size() == 2; }));
+  fleet.OnResults(id, {Ok("c0", 1), Ok("c1", 1)});
+  job.join();
+  EXPECT_EQ(results.size(), 2u);
+  EXPECT_TRUE(other.Ids().empty());
+}
+
+TEST(FleetDispatcher, AbortReturnsNothingAndLaterAnswersAreDropped) {
+  FleetDispatcher fleet;
+  FakeWorker w;
+  std::string id = fleet.AddWorker({"key", "test", "h", 8}, w.Fn());
+  std::atomic<bool> abort{false};
+  std::vector<MeasureResult> results{MeasureResult()};
+  std::thread job([&] { results = fleet.Measure("key", Inputs(3), {}, &abort); });
+  ASSERT_TRUE(Eventually([&] { return w.Ids().size() == 3; }));
+  fleet.OnResults(id, {Ok("c0", 1)});
+  abort = true;
+  job.join();
+  EXPECT_TRUE(results.empty());
+  fleet.OnResults(id, {Ok("c1", 1), Ok("c2", 1)});
+  EXPECT_EQ(fleet.Snapshot().duplicates_dropped, 2);
+  EXPECT_EQ(fleet.Snapshot().workers[0].in_flight, 0);
+}
+
+TEST(FleetDispatcher, SilentWorkersAreReported) {
+  FleetDispatcher fleet;
+  FakeWorker w;
+  std::string id = fleet.AddWorker({"key", "test", "h", 1}, w.Fn());
+  EXPECT_TRUE(fleet.SilentWorkers(std::chrono::milliseconds(200)).empty());
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  EXPECT_EQ(fleet.SilentWorkers(std::chrono::milliseconds(200)), std::vector<std::string>{id});
+  fleet.Touch(id);
+  EXPECT_TRUE(fleet.SilentWorkers(std::chrono::milliseconds(200)).empty());
+}
+
+}  // namespace
+}  // namespace tunefarm::tuner

@@ -1,0 +1,66 @@
+// The tuner daemon (daemon.h): wiring of log, fleet, jobs and services.
+#include "tunefarm/tuner/daemon.h"
+
+#include <spdlog/spdlog.h>
+
+#include "tunefarm/database/database.h"
+#include "tunefarm/rpc/server_setup.h"
+#include "tunefarm/tuner/fleet_service.h"
+#include "tunefarm/tuner/job_manager.h"
+#include "tunefarm/tuner/tuner_service.h"
+
+namespace tunefarm::tuner {
+
+struct Daemon::Parts {
+  std::unique_ptr<database::Database> db;
+  FleetDispatcher dispatcher;
+  std::unique_ptr<FleetServiceImpl> fleet_service;
+  std::unique_ptr<JobManager> jobs;
+  std::unique_ptr<TunerServiceImpl> tuner_service;
+  rpc::RunningServer server;
+  int resumed = 0;
+  bool drained = false;
+};
+
+Daemon::Daemon(rpc::FleetConfig config) : config_(std::move(config)) {}
+
+Daemon::~Daemon() { Drain(); }
+
+Status Daemon::Start() {
+  TF_RETURN_IF_ERROR(rpc::ValidateFleetConfig(config_));
+  auto parts = std::make_unique<Parts>();
+  database::OpenOptions open;
+  open.power_safe = true;  // a daemon's log outlives power cuts too
+  TF_ASSIGN_OR_RETURN(parts->db, database::Database::Open(config_.db, open));
+  parts->fleet_service = std::make_unique<FleetServiceImpl>(&parts->dispatcher, config_.security, config_.limits);
+  JobManagerOptions jo;
+  jo.config_dir = config_.config_dir;
+  jo.max_running_jobs = config_.limits.max_running_jobs;
+  parts->jobs = std::make_unique<JobManager>(parts->db.get(), &parts->dispatcher, jo);
+  parts->tuner_service = std::make_unique<TunerServiceImpl>(parts->jobs.get(), &parts->dispatcher, config_.security);
+  std::vector<grpc::Service*> services = {parts->fleet_service.get(), parts->tuner_service.get()};
+  TF_ASSIGN_OR_RETURN(parts->server,
+                      rpc::StartServer(config_.listen, config_.security, config_.limits.max_message_bytes, services));
+  TF_ASSIGN_OR_RETURN(parts->resumed, parts->jobs->ResumeStored());
+  spdlog::info("serve: listening on {} (port {}, {}), log {}, {} job(s) resumed", config_.listen, parts->server.port,
+               config_.security.insecure ? "plaintext, loopback only" : "TLS", config_.db, parts->resumed);
+  parts_ = std::move(parts);
+  return Status::OK();
+}
+
+int Daemon::port() const { return parts_ ? parts_->server.port : 0; }
+int Daemon::resumed_jobs() const { return parts_ ? parts_->resumed : 0; }
+
+void Daemon::Drain() {
+  if (!parts_ || parts_->drained) return;
+  parts_->drained = true;
+  spdlog::info("serve: draining (up to {} s for batches in flight)", config_.limits.drain_timeout_s);
+  rpc::SetNotServing(parts_->server.server.get());
+  parts_->jobs->Drain(config_.limits.drain_timeout_s);
+  parts_->fleet_service->Shutdown();
+  parts_->server.server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  parts_->server.server->Wait();
+  spdlog::info("serve: stopped; unfinished jobs resume on the next start");
+}
+
+}  // namespace tunefarm::tuner

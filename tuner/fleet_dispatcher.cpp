@@ -1,0 +1,220 @@
+// Candidate dispatch across the fleet (fleet_dispatcher.h). Map:
+//   AddWorker / RemoveWorker / Touch / SilentWorkers -- worker lifecycle
+//   Measure                                         -- a job's batch, queued and awaited
+//   DispatchLocked                                   -- queue -> free worker slots
+//   OnResults / AcceptLocked                         -- first result wins
+#include "tunefarm/tuner/fleet_dispatcher.h"
+
+#include <algorithm>
+
+namespace tunefarm::tuner {
+
+struct FleetDispatcher::Batch {
+  std::vector<MeasureResult> results;
+  size_t remaining = 0;
+  MeasureOptions options;
+};
+
+std::string FleetDispatcher::AddWorker(const WorkerInfo& info, SendFn send) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto w = std::make_unique<Worker>();
+  w->id = (info.hostname.empty() ? std::string("worker") : info.hostname) + "/" + info.device + "#" +
+          std::to_string(next_worker_++);
+  w->info = info;
+  w->info.max_in_flight = std::max(1, info.max_in_flight);
+  w->send = std::move(send);
+  w->connected_at = w->last_seen = Clock::now();
+  std::string id = w->id;
+  workers_[id] = std::move(w);
+  DispatchLocked(info.device_key);
+  return id;
+}
+
+void FleetDispatcher::RemoveWorker(const std::string& worker_id, const std::string& reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = workers_.find(worker_id);
+  if (it == workers_.end()) return;
+  std::unique_ptr<Worker> w = std::move(it->second);
+  workers_.erase(it);
+  // Its unanswered candidates go to the front of the queue, in their order,
+  // unless another worker is already measuring them.
+  auto& queue = queues_[w->info.device_key];
+  std::vector<std::string> requeue;
+  for (const std::string& cid : w->in_flight) {
+    auto p = pending_.find(cid);
+    if (p == pending_.end()) continue;
+    p->second.holders.erase(worker_id);
+    if (p->second.holders.empty()) requeue.push_back(cid);
+  }
+  std::sort(requeue.begin(), requeue.end(), [&](const std::string& a, const std::string& b) {
+    return pending_[a].index < pending_[b].index;
+  });
+  queue.insert(queue.begin(), requeue.begin(), requeue.end());
+  redispatched_ += int64_t(requeue.size());
+  DispatchLocked(w->info.device_key);
+}
+
+void FleetDispatcher::Touch(const std::string& worker_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = workers_.find(worker_id);
+  if (it != workers_.end()) it->second->last_seen = Clock::now();
+}
+
+std::vector<std::string> FleetDispatcher::SilentWorkers(std::chrono::milliseconds lease) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> out;
+  auto now = Clock::now();
+  for (const auto& [id, w] : workers_) {
+    if (now - w->last_seen > lease) out.push_back(id);
+  }
+  return out;
+}
+
+void FleetDispatcher::OnResults(const std::string& worker_id, const std::vector<MeasureResult>& results) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = workers_.find(worker_id);
+  if (it != workers_.end()) it->second->last_seen = Clock::now();
+  for (const MeasureResult& r : results) AcceptLocked(worker_id, r);
+  if (it != workers_.end()) DispatchLocked(it->second->info.device_key);
+  done_cv_.notify_all();
+}
+
+void FleetDispatcher::AcceptLocked(const std::string& worker_id, const MeasureResult& result) {
+  auto w = workers_.find(worker_id);
+  if (w != workers_.end()) w->second->in_flight.erase(result.candidate_id);
+  auto p = pending_.find(result.candidate_id);
+  if (p == pending_.end()) {
+    ++duplicates_dropped_;  // answered already, abandoned, or never ours
+    return;
+  }
+  Pending& pending = p->second;
+  // Free the slot on every other worker that holds it too: their late answer
+  // will be a dropped duplicate.
+  for (const std::string& holder : pending.holders) {
+    auto h = workers_.find(holder);
+    if (h != workers_.end()) h->second->in_flight.erase(result.candidate_id);
+  }
+  MeasureResult& slot = pending.batch->results[pending.index];
+  slot = result;
+  slot.candidate_id = pending.input.candidate_id;
+  slot.worker = worker_id;
+  --pending.batch->remaining;
+  if (w != workers_.end()) {
+    ++w->second->measured;
+    if (result.error != MeasureErrorKind::kNone) ++w->second->errors;
+  }
+  ++accepted_;
+  pending_.erase(p);
+}
+
+void FleetDispatcher::DispatchLocked(const std::string& device_key) {
+  auto q = queues_.find(device_key);
+  if (q == queues_.end() || q->second.empty()) return;
+  std::deque<std::string>& queue = q->second;
+  // Fill the least-loaded workers first, so a batch spreads over the fleet.
+  std::vector<Worker*> workers;
+  for (auto& [id, w] : workers_) {
+    if (w->info.device_key == device_key) workers.push_back(w.get());
+  }
+  std::sort(workers.begin(), workers.end(), [](const Worker* a, const Worker* b) {
+    return a->in_flight.size() < b->in_flight.size();
+  });
+  for (Worker* w : workers) {
+    int free = w->info.max_in_flight - int(w->in_flight.size());
+    Dispatch dispatch;
+    Batch* batch = nullptr;
+    auto flush = [&] {
+      if (dispatch.inputs.empty()) return;
+      dispatch.request_id = "r" + std::to_string(next_request_++);
+      w->send(std::move(dispatch));
+      dispatch = Dispatch();
+    };
+    while (free > 0 && !queue.empty()) {
+      std::string cid = std::move(queue.front());
+      queue.pop_front();
+      auto p = pending_.find(cid);
+      if (p == pending_.end()) continue;  // answered or abandoned meanwhile
+      // One request carries candidates of one batch: they share options.
+      if (batch && p->second.batch != batch) flush();
+      batch = p->second.batch;
+      dispatch.options = batch->options;
+      dispatch.inputs.push_back(p->second.input);
+      p->second.holders.insert(w->id);
+      w->in_flight.insert(cid);
+      --free;
+    }
+    flush();
+    if (queue.empty()) break;
+  }
+}
+
+std::vector<MeasureResult> FleetDispatcher::Measure(const std::string& device_key,
+                                                    const std::vector<MeasureInput>& inputs,
+                                                    const MeasureOptions& options, const std::atomic<bool>* abort) {
+  Batch batch;
+  batch.results.resize(inputs.size());
+  batch.remaining = inputs.size();
+  batch.options = options;
+  std::unique_lock<std::mutex> lock(mu_);
+  auto& queue = queues_[device_key];
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    Pending p;
+    p.input = inputs[i];
+    p.batch = &batch;
+    p.index = i;
+    p.device_key = device_key;
+    if (!pending_.emplace(inputs[i].candidate_id, std::move(p)).second) {
+      // Two pending candidates with one id would share a result: refuse.
+      batch.results[i].candidate_id = inputs[i].candidate_id;
+      batch.results[i].error = MeasureErrorKind::kInvalidCandidate;
+      batch.results[i].error_message = "candidate id '" + inputs[i].candidate_id + "' is already being measured";
+      --batch.remaining;
+      continue;
+    }
+    queue.push_back(inputs[i].candidate_id);
+  }
+  DispatchLocked(device_key);
+  while (batch.remaining > 0) {
+    if (abort && abort->load()) {
+      // Late answers for these find nothing pending and are dropped.
+      for (const MeasureInput& in : inputs) {
+        auto p = pending_.find(in.candidate_id);
+        if (p != pending_.end() && p->second.batch == &batch) pending_.erase(p);
+      }
+      return {};
+    }
+    done_cv_.wait_for(lock, std::chrono::milliseconds(50));
+  }
+  return std::move(batch.results);
+}
+
+FleetSnapshot FleetDispatcher::Snapshot() {
+  std::lock_guard<std::mutex> lock(mu_);
+  FleetSnapshot s;
+  auto now = Clock::now();
+  for (const auto& [id, w] : workers_) {
+    WorkerSnapshot ws;
+    ws.worker_id = id;
+    ws.info = w->info;
+    ws.in_flight = int(w->in_flight.size());
+    ws.measured = w->measured;
+    ws.errors = w->errors;
+    ws.connected_s = std::chrono::duration<double>(now - w->connected_at).count();
+    ws.last_seen_ms = std::chrono::duration<double, std::milli>(now - w->last_seen).count();
+    s.workers.push_back(std::move(ws));
+  }
+  for (const auto& [key, q] : queues_) s.queued += int64_t(q.size());
+  s.redispatched = redispatched_;
+  s.duplicates_dropped = duplicates_dropped_;
+  s.results_accepted = accepted_;
+  return s;
+}
+
+int FleetDispatcher::WorkerCount(const std::string& device_key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  int n = 0;
+  for (const auto& [id, w] : workers_) n += device_key.empty() || w->info.device_key == device_key;
+  return n;
+}
+
+}  // namespace tunefarm::tuner

@@ -1,0 +1,402 @@
+// Tuning jobs on the daemon (job_manager.h). Map:
+//   JobSpec validation and JSON       -- what is stored in the job table
+//   JobView <-> stored progress JSON  -- views of jobs from earlier daemon lives
+//   Submit / ResumeStored / Start     -- creating and starting job threads
+//   RunJob                            -- one job: a TuningLoop through the fleet
+//   Get / List / Cancel / WaitForChange / Drain
+#include "tunefarm/tuner/job_manager.h"
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "tunefarm/compiler/target.h"
+#include "tunefarm/compiler/workload_parser.h"
+#include "tunefarm/costmodel/cost_model.h"
+#include "tunefarm/database/database.h"
+#include "tunefarm/database/record.h"
+
+namespace tunefarm::tuner {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr size_t kMaxWorkloads = 64;
+constexpr size_t kMaxWorkloadBytes = 64 * 1024;
+
+bool ValidId(const std::string& id) {
+  if (id.empty() || id.size() > 64) return false;
+  for (char c : id) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') return false;
+  }
+  return true;
+}
+
+json TasksToJson(const std::vector<TaskStatus>& tasks) {
+  json arr = json::array();
+  for (const TaskStatus& t : tasks) {
+    arr.push_back({{"name", t.name}, {"hash", t.hash}, {"flops", t.flops}, {"trials", t.trials},
+                   {"errors", t.errors}, {"best_seconds", t.best_seconds}, {"best_record_id", t.best_record_id},
+                   {"default_seconds", t.default_seconds}});
+  }
+  return arr;
+}
+
+std::vector<TaskStatus> TasksFromProgress(const std::string& progress) {
+  std::vector<TaskStatus> tasks;
+  json j = json::parse(progress, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("tasks") || !j["tasks"].is_array()) return tasks;
+  for (const json& t : j["tasks"]) {
+    if (!t.is_object()) continue;
+    TaskStatus s;
+    s.name = t.value("name", "");
+    s.hash = t.value("hash", "");
+    s.flops = t.value("flops", 0.0);
+    s.trials = t.value("trials", 0);
+    s.errors = t.value("errors", 0);
+    s.best_seconds = t.value("best_seconds", 0.0);
+    s.best_record_id = t.value("best_record_id", int64_t(0));
+    s.default_seconds = t.value("default_seconds", 0.0);
+    tasks.push_back(std::move(s));
+  }
+  return tasks;
+}
+
+}  // namespace
+
+Status ValidateJobSpec(const JobSpec& spec) {
+  if (spec.workloads.empty()) return Status::InvalidArgument("workloads: a job needs at least one workload");
+  if (spec.workloads.size() > kMaxWorkloads) {
+    return Status::InvalidArgument("workloads: at most " + std::to_string(kMaxWorkloads) + " per job, got " +
+                                   std::to_string(spec.workloads.size()));
+  }
+  for (size_t i = 0; i < spec.workloads.size(); ++i) {
+    std::string field = "workloads[" + std::to_string(i) + "]";
+    if (spec.workloads[i].size() > kMaxWorkloadBytes) {
+      return Status::InvalidArgument(field + ": larger than 64 KiB");
+    }
+    ParseOptions po;
+    po.source_name = field;
+    auto w = ParseWorkload(spec.workloads[i], po);
+    if (!w.ok()) return Status::InvalidArgument(w.status().message());
+  }
+  auto target = Target::Parse(spec.target);
+  if (!target.ok()) return Status::InvalidArgument("target: " + target.status().message());
+  if (spec.device_key.empty()) return Status::InvalidArgument("device_key: required (the workers that measure the job)");
+  for (char c : spec.device_key) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.' && c != ':') {
+      return Status::InvalidArgument("device_key: may hold only letters, digits and - _ . :");
+    }
+  }
+  if (spec.device_key.size() > 128) return Status::InvalidArgument("device_key: longer than 128 characters");
+  if (spec.trials < 1 || spec.trials > 100000) return Status::InvalidArgument("trials: must be in 1..100000");
+  if (spec.batch_size < 1 || spec.batch_size > 1024) return Status::InvalidArgument("batch_size: must be in 1..1024");
+  if (spec.repeat < 1 || spec.repeat > 100) return Status::InvalidArgument("measure.repeat: must be in 1..100");
+  if (!(spec.min_repeat_ms >= 0 && spec.min_repeat_ms <= 10000)) {
+    return Status::InvalidArgument("measure.min_repeat_ms: must be in 0..10000");
+  }
+  if (spec.num_threads < 0 || spec.num_threads > 1024) return Status::InvalidArgument("measure.num_threads: must be in 0..1024");
+  return Status::OK();
+}
+
+std::string JobSpecToJson(const JobSpec& s) {
+  json j = {{"workloads", s.workloads}, {"target", s.target}, {"device_key", s.device_key},
+            {"trials", s.trials}, {"batch_size", s.batch_size}, {"seed", s.seed},
+            {"repeat", s.repeat}, {"min_repeat_ms", s.min_repeat_ms}, {"num_threads", s.num_threads}};
+  return j.dump();
+}
+
+Result<JobSpec> JobSpecFromJson(const std::string& text) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return Status::Corruption("a stored job spec is not a JSON object");
+  JobSpec s;
+  try {
+    s.workloads = j.at("workloads").get<std::vector<std::string>>();
+    s.target = j.at("target").get<std::string>();
+    s.device_key = j.at("device_key").get<std::string>();
+    s.trials = j.at("trials").get<int>();
+    s.batch_size = j.at("batch_size").get<int>();
+    s.seed = j.at("seed").get<uint64_t>();
+    s.repeat = j.at("repeat").get<int>();
+    s.min_repeat_ms = j.at("min_repeat_ms").get<double>();
+    s.num_threads = j.at("num_threads").get<int>();
+  } catch (const json::exception& e) {
+    return Status::Corruption(std::string("a stored job spec is incomplete: ") + e.what());
+  }
+  return s;
+}
+
+bool JobView::finished() const {
+  using database::JobStatus;
+  return state.status == JobStatus::kDone || state.status == JobStatus::kFailed ||
+         state.status == JobStatus::kCancelled;
+}
+
+struct JobManager::Job {
+  JobSpec spec;
+  JobView view;                      // GUARDED_BY(JobManager::mu_)
+  std::atomic<bool> stop{false};     // end after the batch in flight
+  std::atomic<bool> abort{false};    // abandon the batch in flight
+  bool cancelled = false;            // GUARDED_BY(JobManager::mu_): by a user
+  bool ended = false;                // GUARDED_BY(JobManager::mu_): its thread is done
+  std::thread thread;
+};
+
+JobManager::JobManager(database::Database* db, FleetDispatcher* fleet, JobManagerOptions options)
+    : db_(db), fleet_(fleet), options_(std::move(options)) {}
+
+JobManager::~JobManager() { Drain(0); }
+
+Status JobManager::Store(Job& job) {
+  database::JobState state;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    state = job.view.state;
+  }
+  return db_->UpdateJob(state);
+}
+
+Result<JobView> JobManager::Submit(const JobSpec& spec, std::string job_id) {
+  TF_RETURN_IF_ERROR(ValidateJobSpec(spec));
+  if (job_id.empty()) job_id = "job-" + database::NewRecordUid().substr(16);
+  if (!ValidId(job_id)) return Status::InvalidArgument("job_id: use 1 to 64 of [A-Za-z0-9_.-]");
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (draining_) return Status::Unavailable("the daemon is shutting down; submit the job again after its restart");
+  }
+  auto job = std::make_shared<Job>();
+  job->spec = spec;
+  job->view.device_key = spec.device_key;
+  database::JobState& st = job->view.state;
+  st.id = job_id;
+  st.status = database::JobStatus::kPending;
+  st.target = spec.target;
+  st.spec = JobSpecToJson(spec);
+  st.progress = "{}";
+  st.trial_budget = spec.trials;
+  TF_RETURN_IF_ERROR(db_->CreateJob(st));  // AlreadyExists when the id is taken
+  TF_ASSIGN_OR_RETURN(auto stored, db_->GetJob(job_id));
+  if (stored) st = *stored;
+  spdlog::info("jobs: {} submitted ({} workload(s), {} trials, device key {})", job_id, spec.workloads.size(),
+               spec.trials, spec.device_key);
+  Start(job);
+  return Get(job_id);
+}
+
+Result<int> JobManager::ResumeStored() {
+  TF_ASSIGN_OR_RETURN(auto stored, db_->ListJobs());
+  int resumed = 0;
+  for (const database::JobState& st : stored) {
+    if (st.status != database::JobStatus::kPending && st.status != database::JobStatus::kRunning) continue;
+    auto spec = JobSpecFromJson(st.spec);
+    auto job = std::make_shared<Job>();
+    job->view.state = st;
+    if (!spec.ok()) {
+      job->view.state.status = database::JobStatus::kFailed;
+      job->view.state.error = spec.status().message();
+      TF_RETURN_IF_ERROR(db_->UpdateJob(job->view.state));
+      continue;
+    }
+    job->spec = *spec;
+    job->view.device_key = spec->device_key;
+    job->view.tasks = TasksFromProgress(st.progress);
+    spdlog::info("jobs: resuming {} ({} of {} trials done)", st.id, st.trials_done, st.trial_budget);
+    Start(job);
+    ++resumed;
+  }
+  return resumed;
+}
+
+void JobManager::Start(std::shared_ptr<Job> job) {
+  std::lock_guard<std::mutex> lock(mu_);
+  jobs_[job->view.state.id] = job;
+  job->thread = std::thread([this, job] { RunJob(job); });
+}
+
+void JobManager::RunJob(std::shared_ptr<Job> job) {
+  const std::string& id = job->view.state.id;
+  bool got_slot = false;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return running_ < options_.max_running_jobs || job->stop; });
+    if (!job->stop) {
+      ++running_;
+      got_slot = true;
+      job->view.state.status = database::JobStatus::kRunning;
+      ++job->view.version;
+    }
+  }
+  Status st = Status::OK();
+  if (!job->stop) {
+    st = Store(*job);
+    std::vector<TuneTask> tasks;
+    for (size_t i = 0; st.ok() && i < job->spec.workloads.size(); ++i) {
+      ParseOptions po;
+      po.source_name = "workloads[" + std::to_string(i) + "]";
+      auto w = ParseWorkload(job->spec.workloads[i], po);
+      if (!w.ok()) {
+        st = w.status();
+        break;
+      }
+      auto task = MakeTuneTask(*w);
+      if (!task.ok()) st = task.status();
+      else tasks.push_back(std::move(task).value());
+    }
+    auto target = Target::Parse(job->spec.target);
+    if (st.ok() && !target.ok()) st = target.status();
+    if (st.ok()) {
+      TuneOptions options;
+      options.target = *target;
+      options.trials = job->spec.trials;
+      options.batch_size = job->spec.batch_size;
+      options.seed = job->spec.seed;
+      options.config_dir = options_.config_dir;
+      options.measure.repeat = job->spec.repeat;
+      options.measure.min_repeat_ms = job->spec.min_repeat_ms;
+      options.measure.num_threads = job->spec.num_threads;
+      options.device = job->spec.device_key;
+      FleetMeasurer measurer(fleet_, job->spec.device_key, &job->abort);
+      costmodel::XGBoostCostModel model;
+      TuningLoop loop(options, db_, &measurer, &model);
+      auto on_progress = [&](const Progress& p) {
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          job->view.tasks = *p.tasks;
+          job->view.state.trials_done = p.trials_done;
+          job->view.state.progress = json{{"tasks", TasksToJson(*p.tasks)}}.dump();
+          job->view.elapsed_s = p.elapsed_s;
+          job->view.eta_s = p.eta_s;
+          ++job->view.version;
+        }
+        cv_.notify_all();
+        Status s = Store(*job);
+        if (!s.ok()) spdlog::error("jobs: {}: cannot store progress: {}", id, s.message());
+      };
+      st = loop.Run(std::move(tasks), job->stop, on_progress);
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    database::JobState& state = job->view.state;
+    bool completed = st.ok() && state.trials_done >= state.trial_budget;
+    bool draining = job->stop && !job->cancelled && !completed;
+    if (job->cancelled) {
+      state.status = database::JobStatus::kCancelled;
+    } else if (draining) {
+      // Shutting down: stays pending/running in the log, resumed on restart.
+    } else if (st.ok()) {
+      state.status = database::JobStatus::kDone;
+    } else {
+      state.status = database::JobStatus::kFailed;
+      state.error = st.message();
+    }
+    ++job->view.version;
+  }
+  Status stored = Store(*job);
+  if (!stored.ok()) spdlog::error("jobs: {}: cannot store its final state: {}", id, stored.message());
+  spdlog::info("jobs: {} {} ({} of {} trials){}", id, database::JobStatusName(job->view.state.status),
+               job->view.state.trials_done, job->view.state.trial_budget,
+               st.ok() ? "" : ": " + st.message());
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (got_slot) --running_;
+    job->ended = true;
+  }
+  cv_.notify_all();
+}
+
+Result<JobView> JobManager::Get(const std::string& job_id) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = jobs_.find(job_id);
+    if (it != jobs_.end()) return it->second->view;
+  }
+  TF_ASSIGN_OR_RETURN(auto stored, db_->GetJob(job_id));
+  if (!stored) return Status::NotFound("no job '" + job_id + "'");
+  JobView view;
+  view.state = *stored;
+  view.tasks = TasksFromProgress(stored->progress);
+  if (auto spec = JobSpecFromJson(stored->spec); spec.ok()) view.device_key = spec->device_key;
+  return view;
+}
+
+Result<std::vector<JobView>> JobManager::List(std::optional<database::JobStatus> status) {
+  TF_ASSIGN_OR_RETURN(auto stored, db_->ListJobs(status));
+  std::vector<JobView> out;
+  for (const database::JobState& st : stored) {
+    TF_ASSIGN_OR_RETURN(JobView v, Get(st.id));
+    if (!status || v.state.status == *status) out.push_back(std::move(v));
+  }
+  return out;
+}
+
+Result<JobView> JobManager::Cancel(const std::string& job_id) {
+  std::shared_ptr<Job> job;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = jobs_.find(job_id);
+    if (it != jobs_.end() && !it->second->ended) {
+      job = it->second;
+      job->cancelled = true;
+      job->stop = true;
+      // The batch in flight is abandoned: its candidates were not recorded,
+      // so nothing measured is lost, and the user does not wait for it.
+      job->abort = true;
+    }
+  }
+  cv_.notify_all();
+  if (!job) {
+    TF_ASSIGN_OR_RETURN(JobView view, Get(job_id));  // NotFound for unknown ids
+    if (view.finished()) return view;
+    // Stored as running by an earlier life but not started here (draining).
+    view.state.status = database::JobStatus::kCancelled;
+    TF_RETURN_IF_ERROR(db_->UpdateJob(view.state));
+    return view;
+  }
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait_for(lock, std::chrono::seconds(30), [&] { return job->ended; });
+  return job->view;
+}
+
+Result<JobView> JobManager::WaitForChange(const std::string& job_id, uint64_t seen, double timeout_s) {
+  std::shared_ptr<Job> job;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    auto it = jobs_.find(job_id);
+    if (it != jobs_.end()) {
+      job = it->second;
+      cv_.wait_for(lock, std::chrono::duration<double>(timeout_s),
+                   [&] { return job->view.version > seen || job->ended; });
+      return job->view;
+    }
+  }
+  return Get(job_id);
+}
+
+void JobManager::Drain(double timeout_s) {
+  std::vector<std::shared_ptr<Job>> jobs;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    draining_ = true;
+    for (auto& [id, job] : jobs_) {
+      job->stop = true;
+      jobs.push_back(job);
+    }
+  }
+  cv_.notify_all();
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, std::chrono::duration<double>(timeout_s), [&] {
+      for (const auto& j : jobs) {
+        if (!j->ended) return false;
+      }
+      return true;
+    });
+  }
+  for (auto& job : jobs) job->abort = true;
+  for (auto& job : jobs) {
+    if (job->thread.joinable()) job->thread.join();
+  }
+}
+
+}  // namespace tunefarm::tuner
