@@ -90,7 +90,8 @@ Result<std::vector<JobState>> Database::ListJobs(std::optional<JobStatus> status
   std::lock_guard<std::mutex> lock(mu_);
   TF_ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare(std::string("SELECT ") + kJobColumns +
                                                      " FROM jobs WHERE ?1 = '' OR status = ?1 ORDER BY created_at_us, id"));
-  stmt.Bind(1, status ? JobStatusName(*status) : std::string_view());
+  // A view of "" (not a default view, whose null data binds as SQL NULL).
+  stmt.Bind(1, status ? JobStatusName(*status) : std::string_view(""));
   std::vector<JobState> jobs;
   while (true) {
     TF_ASSIGN_OR_RETURN(bool row, stmt.Step());

@@ -207,6 +207,7 @@ TEST_F(DatabaseTest, JobsResumeFromStoredState) {
   EXPECT_GT((*got)->updated_at_us, 0);
   EXPECT_EQ(reopened->ListJobs(JobStatus::kRunning)->size(), 1u);
   EXPECT_EQ(reopened->ListJobs(JobStatus::kDone)->size(), 0u);
+  EXPECT_EQ(reopened->ListJobs()->size(), 1u);  // no filter: every job
   JobState unknown;
   unknown.id = "nope";
   EXPECT_EQ(reopened->UpdateJob(unknown).code(), StatusCode::kNotFound);

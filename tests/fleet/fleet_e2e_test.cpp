@@ -1,0 +1,202 @@
+// The fleet end to end, with real processes on loopback: `tunefarm serve`
+// with TLS, `tunefarm worker` children, clients with and without credentials.
+// Faults are real: workers and the daemon are SIGKILLed mid-job.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <set>
+#include <thread>
+
+#include "fleet_harness.h"
+#include "tunefarm/database/database.h"
+
+namespace tunefarm::fleet_test {
+namespace {
+
+class FleetE2E : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("tunefarm_fleet_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    MakeTlsMaterial(dir_);
+    port_ = FreePort();
+    db_ = dir_ / "farm.db";
+  }
+  void TearDown() override {
+    workers_.clear();
+    daemon_.reset();
+    if (!HasFailure()) fs::remove_all(dir_);
+  }
+  void StartFleet(int workers, const WorkerOptions& wo, const DaemonOptions& dopt = {}) {
+    config_ = WriteFleetConfig(dir_, port_, db_, dopt);
+    daemon_ = StartDaemon(config_, dir_ / "daemon.log");
+    for (int i = 0; i < workers; ++i) {
+      workers_.push_back(StartWorker(dir_, port_, wo, dir_ / ("worker" + std::to_string(i) + ".log")));
+    }
+    sec_ = ClientCreds(dir_, dopt.tls, "client-token-0123456789");
+    stub_ = TunerStub(port_, sec_);
+    ASSERT_TRUE(WaitForWorkers(workers)) << Logs();
+  }
+  bool WaitForWorkers(int n) {
+    for (int i = 0; i < 300; ++i) {
+      if (FleetStatus().workers_size() == n) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
+  }
+  v1::FleetStatusResponse FleetStatus() {
+    grpc::ClientContext ctx;
+    rpc::PrepareCall(&ctx, sec_, 5);
+    v1::FleetStatusResponse resp;
+    (void)stub_->FleetStatus(&ctx, {}, &resp);
+    return resp;
+  }
+  grpc::Status Submit(const std::string& id, int trials, v1::Job* job, const std::string& key = "test-key") {
+    v1::SubmitJobRequest req;
+    req.add_workloads(SmallMatmul());
+    req.set_device_key(key);
+    req.set_trials(trials);
+    req.set_batch_size(16);
+    req.set_job_id(id);
+    req.mutable_measure()->set_repeat(2);
+    req.mutable_measure()->set_min_repeat_ms(1);
+    grpc::ClientContext ctx;
+    rpc::PrepareCall(&ctx, sec_, 10);
+    return stub_->SubmitJob(&ctx, req, job);
+  }
+  // Every record of the job's workload in the log, read-only.
+  std::vector<database::TuningRecord> Records(const std::string& hash) {
+    database::OpenOptions o;
+    o.read_only = true;
+    auto db = database::Database::Open(db_.string(), o);
+    EXPECT_TRUE(db.ok()) << db.status().ToString();
+    std::vector<database::TuningRecord> out;
+    if (!db.ok()) return out;
+    Status st = (*db)->ForEachRecord({hash, ""}, [&](const database::TuningRecord& r) {
+      out.push_back(r);
+      return Status::OK();
+    });
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    return out;
+  }
+  std::string Logs() {
+    std::string s = "--- daemon\n" + (daemon_ ? daemon_->Log() : "");
+    for (size_t i = 0; i < workers_.size(); ++i) s += "--- worker " + std::to_string(i) + "\n" + workers_[i]->Log();
+    return s.substr(s.size() > 20000 ? s.size() - 20000 : 0);
+  }
+  static void ExpectOneRecordPerTrial(const std::vector<database::TuningRecord>& records, size_t trials) {
+    EXPECT_EQ(records.size(), trials);
+    std::set<std::string> uids, traces;
+    for (const auto& r : records) {
+      uids.insert(r.uid);
+      traces.insert(r.trace);
+    }
+    EXPECT_EQ(uids.size(), records.size()) << "a record was written twice";
+    EXPECT_EQ(traces.size(), records.size()) << "a candidate was measured twice";
+  }
+
+  fs::path dir_, db_, config_;
+  int port_ = 0;
+  std::unique_ptr<Child> daemon_;
+  std::vector<std::unique_ptr<Child>> workers_;
+  rpc::ClientSecurity sec_;
+  std::unique_ptr<v1::Tuner::Stub> stub_;
+};
+
+TEST_F(FleetE2E, FourWorkersOneKilledMidJobEveryTrialRecordedOnce) {
+  WorkerOptions wo;
+  wo.extra = {"--test-latency-ms", "150"};
+  StartFleet(4, wo);
+  v1::Job job;
+  grpc::Status st = Submit("four", 96, &job);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  // Kill a worker while every worker holds candidates, past the first batches.
+  bool killed = false;
+  for (int i = 0; i < 600 && !killed; ++i) {
+    v1::FleetStatusResponse fs = FleetStatus();
+    job = WaitForJob(*stub_, sec_, "four", 1, [](const v1::Job&) { return true; });
+    int busy = 0;
+    for (const auto& w : fs.workers()) busy += w.in_flight() > 0;
+    if (job.trials_done() >= 32 && busy == 4) {
+      workers_[1]->Kill(SIGKILL);
+      killed = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_TRUE(killed) << Logs();
+  job = WaitForJob(*stub_, sec_, "four", 240, [](const v1::Job& j) { return j.status() != "running" && j.status() != "pending"; });
+  ASSERT_EQ(job.status(), "done") << job.error() << "\n" << Logs();
+  EXPECT_EQ(job.trials_done(), 96);
+  v1::FleetStatusResponse fs = FleetStatus();
+  EXPECT_EQ(fs.workers_size(), 3);
+  EXPECT_GE(fs.redispatched(), 1) << "the killed worker's candidates were not re-dispatched";
+  ASSERT_EQ(job.tasks_size(), 1);
+  auto records = Records(job.tasks(0).workload_hash());
+  ExpectOneRecordPerTrial(records, 96);
+  std::set<std::string> measured_by;
+  for (const auto& r : records) measured_by.insert(r.worker);
+  EXPECT_GE(measured_by.size(), 4u) << "all four workers measured before one was killed";
+}
+
+TEST_F(FleetE2E, DaemonKilledMidJobResumesAndWorkersReconnect) {
+  WorkerOptions wo;
+  wo.extra = {"--test-latency-ms", "100"};
+  StartFleet(2, wo);
+  v1::Job job;
+  ASSERT_TRUE(Submit("resume", 80, &job).ok());
+  job = WaitForJob(*stub_, sec_, "resume", 120, [](const v1::Job& j) { return j.trials_done() >= 32; });
+  ASSERT_GE(job.trials_done(), 32) << Logs();
+  std::string hash = job.tasks(0).workload_hash();
+  daemon_->Kill(SIGKILL);
+  auto before = Records(hash);
+  ASSERT_GE(before.size(), 32u);
+  ASSERT_LT(before.size(), 80u);
+  daemon_ = StartDaemon(config_, dir_ / "daemon2.log");
+  ASSERT_TRUE(WaitForWorkers(2)) << "the workers did not reconnect by themselves\n" << Logs();
+  EXPECT_NE(daemon_->Log().find("1 job(s) resumed"), std::string::npos) << daemon_->Log();
+  job = WaitForJob(*stub_, sec_, "resume", 240, [](const v1::Job& j) { return j.status() == "done" || j.status() == "failed"; });
+  ASSERT_EQ(job.status(), "done") << job.error() << "\n" << Logs();
+  auto after = Records(hash);
+  ExpectOneRecordPerTrial(after, 80);
+  std::set<std::string> uids;
+  for (const auto& r : after) uids.insert(r.uid);
+  for (const auto& r : before) EXPECT_TRUE(uids.count(r.uid)) << "record " << r.uid << " was lost";
+  // SIGTERM drains and exits cleanly.
+  daemon_->Kill(SIGTERM);
+  EXPECT_EQ(daemon_->Wait(60), 0) << daemon_->Log();
+}
+
+TEST_F(FleetE2E, WorkerWithCrashingAndHangingKernelsKeepsServing) {
+  WorkerOptions crash;
+  crash.device = "cpu";
+  crash.device_key = "cpu-faulty";
+  crash.extra = {"--inject-faults", "crash", "--inject-every", "3"};
+  StartFleet(1, crash);
+  WorkerOptions hang = crash;
+  hang.extra = {"--inject-faults", "hang", "--inject-every", "7"};
+  workers_.push_back(StartWorker(dir_, port_, hang, dir_ / "worker-hang.log"));
+  ASSERT_TRUE(WaitForWorkers(2)) << Logs();
+  v1::Job job;
+  ASSERT_TRUE(Submit("faulty", 24, &job, "cpu-faulty").ok());
+  job = WaitForJob(*stub_, sec_, "faulty", 300, [](const v1::Job& j) { return j.status() == "done" || j.status() == "failed"; });
+  ASSERT_EQ(job.status(), "done") << job.error() << "\n" << Logs();
+  auto records = Records(job.tasks(0).workload_hash());
+  ExpectOneRecordPerTrial(records, 24);
+  int crashed = 0, timed_out = 0, ok = 0;
+  for (const auto& r : records) {
+    crashed += r.error_kind == database::ErrorKind::kRuntimeError;
+    timed_out += r.error_kind == database::ErrorKind::kTimeout;
+    ok += r.ok();
+  }
+  EXPECT_GE(crashed, 1) << Logs();
+  EXPECT_GE(timed_out, 1) << Logs();
+  EXPECT_GE(ok, 10);
+  EXPECT_TRUE(workers_[0]->Alive());
+  EXPECT_TRUE(workers_[1]->Alive());
+  EXPECT_EQ(FleetStatus().workers_size(), 2);
+}
+
+}  // namespace
+}  // namespace tunefarm::fleet_test
