@@ -1,0 +1,114 @@
+// Building a deployable kernel from the tuning log: the policy shared by
+// `tunefarm compile` and the Compile service.
+//
+//   workload -> best record through the log's fallback chain (same device,
+//   then same architecture) -> its trace applied to the default PrimFunc ->
+//   lowered -> LLVM object (optionally linked into a shared library against
+//   libtunefarm_runtime) plus a C header declaring the entry point.
+//
+// With no usable record the default (untuned) schedule is built, unless
+// require_tuned is set. Every failure says which stage it came from so that
+// callers can map it to their own exit codes or gRPC statuses.
+//
+// Thread safety: the functions here keep no state and may run concurrently
+// (each code generation uses its own LLVM context; shared-library links use a
+// private temporary directory per call). A BestRecordLookup is called on the
+// calling thread; the databases it reads are thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "tunefarm/common/status.h"
+#include "tunefarm/compiler/target.h"
+#include "tunefarm/compiler/workload.h"
+#include "tunefarm/database/database.h"
+#include "tunefarm/database/layered_database.h"
+
+namespace tunefarm::tuner {
+
+// Finds the fastest usable record for a workload hash on a record target
+// (target string + the fingerprint of the device the kernel will run on).
+using BestRecordLookup =
+    std::function<Result<database::LayeredBest>(std::string_view workload_hash, const database::Target& target)>;
+
+// Lookups over a borrowed database (it must outlive the lookup). A plain
+// Database answers as the user layer.
+BestRecordLookup LookupIn(database::LayeredDatabase* db);
+BestRecordLookup LookupIn(database::Database* db);
+
+// The record target a kernel for `target` is looked up under: the given
+// fingerprint (canonicalized), or this host's (tuner::RecordTarget) if unset.
+database::Target KernelRecordTarget(const Target& target,
+                                    const std::optional<database::HardwareFingerprint>& fingerprint);
+
+// The folder holding libtunefarm_runtime.so next to the running executable:
+// <prefix>/lib when installed, <build>/runtime in a build tree; "" if none.
+std::string DefaultRuntimeLibraryDir();
+
+// What a build produced, and where its schedule came from.
+struct BuiltKernel {
+  std::string binary;       // ELF relocatable object, or the shared library when built shared
+  bool shared = false;      // binary is a shared library
+  size_t object_size = 0;   // bytes of the relocatable object (before any link)
+  std::string header;       // C header declaring `symbol`
+  std::string symbol;       // entry point: int32_t symbol(inputs..., outputs...)
+  std::string workload_name;
+  std::string workload_hash;
+  std::string target;       // canonical target string the code was generated for
+
+  // The schedule. record_id == 0 means the default schedule.
+  std::string trace;        // trace text of the record; empty for the default
+  int64_t record_id = 0;    // row id in the layer it came from
+  std::string record_uid;
+  double mean_seconds = 0;  // the record's measured mean; 0 for the default
+  database::FallbackLevel level = database::FallbackLevel::kNone;
+  database::Layer layer = database::Layer::kUser;
+  std::string record_arch;  // arch of the device that measured the record
+  std::string schedule_description;  // "default (untuned)" or "tuned: record #..." (as in the header)
+
+  bool tuned() const { return record_id != 0; }
+};
+
+// Which step failed.
+enum class KernelBuildStage {
+  kLower,         // the workload does not lower (a compiler bug for a valid workload)
+  kSchedule,      // the lookup failed, or the record's trace does not parse or replay
+  kRequireTuned,  // require_tuned and no usable record: NotFound
+  kCodegen,       // LLVM code generation (InvalidArgument: the target cannot be built)
+  kLink,          // shared library: non-host target (InvalidArgument) or the link failed
+};
+
+struct KernelBuildOptions {
+  bool shared = false;         // link a shared library (host targets only)
+  bool require_tuned = false;  // a miss is NotFound instead of the default schedule
+  // The device the kernel will run on; unset: this host.
+  std::optional<database::HardwareFingerprint> fingerprint;
+  std::string runtime_dir;     // folder of libtunefarm_runtime.so; "": DefaultRuntimeLibraryDir()
+  std::string log_name = "the tuning log";  // names the log in errors ("record #3 of <log_name> ...")
+  // Called once the schedule is chosen, before code generation, with every
+  // field but binary/object_size/header set (the CLI reports the choice).
+  std::function<void(const BuiltKernel&)> on_schedule_chosen;
+};
+
+// Lowers `workload`, asks `lookup` for the best record (a null lookup means
+// no log: the default schedule), applies it and builds. On error, sets
+// *failed_stage when given.
+Result<BuiltKernel> BuildKernelFromLog(const Workload& workload, const Target& target, const BestRecordLookup& lookup,
+                                       const KernelBuildOptions& options,
+                                       KernelBuildStage* failed_stage = nullptr);
+
+// The same for a caller that looked the best record up itself (the Compile
+// service keys its cache on it). best.best.level == kNone: the default.
+Result<BuiltKernel> BuildKernel(const Workload& workload, const Target& target, const database::LayeredBest& best,
+                                const KernelBuildOptions& options, KernelBuildStage* failed_stage = nullptr);
+
+// The C header `tunefarm compile --header` writes for a built kernel of
+// `func` (exposed for tests; BuiltKernel::header already holds it).
+std::string KernelHeaderText(const Workload& workload, const ir::PrimFunc& func, const Target& target,
+                             const std::string& schedule_description, int64_t record_id);
+
+}  // namespace tunefarm::tuner

@@ -1,0 +1,93 @@
+// The TuningLog gRPC service (proto/tunefarm/v1/log.proto): read access to
+// the daemon's tuning log -- the best record through the fallback chain, the
+// top k of a workload on a target string, and a JSON Lines export.
+//
+// Every handler first calls rpc::Authorize with Role::kClient: a caller
+// without credentials gets UNAUTHENTICATED and nothing else happens. Bad
+// requests get INVALID_ARGUMENT naming the field.
+//
+// Ownership: the database is borrowed (the daemon owns it) and must outlive
+// the service. Thread safety: handlers run concurrently on gRPC's threads;
+// they share nothing but the database, which is thread-safe.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "tunefarm/common/status.h"
+#include "tunefarm/compiler/target.h"
+#include "tunefarm/database/database.h"
+#include "tunefarm/database/layered_database.h"
+#include "tunefarm/rpc/security.h"
+#include "tunefarm/v1/log.grpc.pb.h"
+
+namespace tunefarm::tuner {
+
+// A borrowed tuning log, layered (user over system) or plain (the user layer
+// only): what the Compile and TuningLog services read. Copyable; thread-safe
+// as the databases are.
+class TuningLogRef {
+ public:
+  explicit TuningLogRef(database::LayeredDatabase* db) : layered_(db) {}
+  explicit TuningLogRef(database::Database* db) : plain_(db) {}
+
+  Result<database::LayeredBest> GetBest(std::string_view workload_hash, const database::Target& target) const;
+  // Either layer (the user's first).
+  Result<std::optional<database::Workload>> GetWorkload(std::string_view hash) const;
+  // The k fastest successful records on `target_string` on any device, both
+  // layers, fastest first, one copy per uid.
+  Result<std::vector<database::TuningRecord>> GetTopKByTargetString(std::string_view workload_hash,
+                                                                    std::string_view target_string, int k) const;
+  // The writable layer (what Export exports).
+  database::Database& user() const { return layered_ ? layered_->user() : *plain_; }
+
+ private:
+  database::LayeredDatabase* layered_ = nullptr;
+  database::Database* plain_ = nullptr;
+};
+
+// Wire forms of the database's values.
+v1::Record RecordToProto(const database::TuningRecord& record);
+database::HardwareFingerprint FingerprintFromProto(const v1::HardwareFingerprint& fingerprint);
+
+// Limits of the TuningLog requests.
+inline constexpr int kMaxTopK = 1000;
+inline constexpr size_t kExportChunkBytes = 1 << 20;  // ExportChunk.jsonl is at most this
+inline constexpr size_t kMaxHashBytes = 128;           // workload_hash (16 hex digits in practice)
+inline constexpr size_t kMaxTargetBytes = 4096;        // target strings
+
+class TuningLogServiceImpl final : public v1::TuningLog::Service {
+ public:
+  // `db` is borrowed and must outlive the service.
+  TuningLogServiceImpl(database::LayeredDatabase* db, rpc::ServerSecurity security);
+  TuningLogServiceImpl(database::Database* db, rpc::ServerSecurity security);
+
+  // level "same_device" / "same_arch" / "none"; an empty target means "llvm"
+  // (this host) and an unset fingerprint this host's.
+  grpc::Status GetBest(grpc::ServerContext* context, const v1::BestRecordRequest* request,
+                       v1::BestRecordResponse* response) override;
+  // k in 1..kMaxTopK; records of the target string on every device.
+  grpc::Status GetTopK(grpc::ServerContext* context, const v1::TopKRequest* request,
+                       v1::TopKResponse* response) override;
+  // The user layer's JSON Lines export (Database::ExportJsonl) in chunks of at
+  // most kExportChunkBytes. The export is taken into a temporary file first
+  // so that a slow reader never holds the database's lock.
+  grpc::Status Export(grpc::ServerContext* context, const v1::ExportRequest* request,
+                      grpc::ServerWriter<v1::ExportChunk>* writer) override;
+
+ private:
+  TuningLogRef log_;
+  const rpc::ServerSecurity security_;
+};
+
+// Shared request checks (also used by the Compile service). Each returns
+// INVALID_ARGUMENT naming `field` on failure.
+Status CheckWorkloadHash(const std::string& hash, const char* field);
+// Parses a target string; empty means "llvm" (this host).
+Result<Target> ParseRequestTarget(const std::string& text, const char* field);
+
+}  // namespace tunefarm::tuner

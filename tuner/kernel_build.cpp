@@ -1,0 +1,240 @@
+// Building a kernel from the tuning log (kernel_build.h). The order of the
+// steps -- lower, look up, replay, require_tuned, codegen, link -- is the
+// order `tunefarm compile` has always reported errors in; keep it.
+#include "tunefarm/tuner/kernel_build.h"
+
+#include <stdlib.h>
+
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "tunefarm/compiler/codegen_llvm.h"
+#include "tunefarm/compiler/lower.h"
+#include "tunefarm/compiler/schedule.h"
+#include "tunefarm/compiler/trace.h"
+#include "tunefarm/compiler/workload_parser.h"
+#include "tunefarm/tuner/tuning_loop.h"
+
+namespace tunefarm::tuner {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* CType(ir::DataType t) {
+  if (t.is_float()) return t.bits == 16 ? "uint16_t" : (t.bits == 32 ? "float" : "double");
+  if (t.is_bool()) return "uint8_t";
+  static const char* kInt[] = {"int8_t", "int16_t", "int32_t", "int64_t"};
+  static const char* kUInt[] = {"uint8_t", "uint16_t", "uint32_t", "uint64_t"};
+  int i = t.bits == 8 ? 0 : t.bits == 16 ? 1 : t.bits == 32 ? 2 : 3;
+  return t.is_uint() ? kUInt[i] : kInt[i];
+}
+
+// Single-quoted for /bin/sh: the runtime folder comes from configuration.
+std::string ShellQuote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// A temporary directory removed with its contents when this goes out of
+// scope. Concurrent builds in one daemon each get their own, so their
+// object and library files never collide (a pid-based name would).
+class ScratchDir {
+ public:
+  ScratchDir() {
+    std::string pattern = (fs::temp_directory_path() / "tunefarm_kernel_XXXXXX").string();
+    if (::mkdtemp(pattern.data()) != nullptr) path_ = pattern;
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    if (!path_.empty()) fs::remove_all(path_, ignored);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Links an object into a shared library that finds the runtime by rpath;
+// returns the library's bytes.
+Result<std::string> LinkShared(const std::string& object_bytes, const std::string& runtime_dir) {
+  std::string runtime = runtime_dir.empty() ? DefaultRuntimeLibraryDir() : runtime_dir;
+  if (runtime.empty() || !fs::exists(fs::path(runtime) / "libtunefarm_runtime.so")) {
+    return Status::NotFound(runtime_dir.empty() ? "cannot find libtunefarm_runtime.so next to the tunefarm executable"
+                                                : "cannot find libtunefarm_runtime.so in " + runtime_dir);
+  }
+  ScratchDir dir;
+  if (dir.path().empty()) return Status::IOError("cannot create a temporary directory in " + fs::temp_directory_path().string());
+  std::string object = dir.path() + "/kernel.o", library = dir.path() + "/kernel.so";
+  {
+    std::ofstream obj(object, std::ios::binary);
+    obj.write(object_bytes.data(), std::streamsize(object_bytes.size()));
+    if (!obj) return Status::IOError("cannot write " + object);
+  }
+  std::string cmd = "cc -shared -o " + ShellQuote(library) + " " + ShellQuote(object) + " -L" + ShellQuote(runtime) +
+                    " -ltunefarm_runtime -Wl,-rpath," + ShellQuote(runtime) + " -lm";
+  if (std::system(cmd.c_str()) != 0) return Status::IOError("linking a shared library failed: " + cmd);
+  std::ifstream in(library, std::ios::binary);
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  if (!in) return Status::IOError("cannot read the linked library " + library);
+  return bytes.str();
+}
+
+Result<BuiltKernel> Fail(KernelBuildStage stage, Status status, KernelBuildStage* failed_stage) {
+  if (failed_stage != nullptr) *failed_stage = stage;
+  return status;
+}
+
+// Everything after the lookup: replay, require_tuned, codegen, link, header.
+Result<BuiltKernel> BuildWithBest(const Workload& w, const Target& target, const ir::PrimFunc& default_func,
+                                  const database::LayeredBest& best, const KernelBuildOptions& options,
+                                  KernelBuildStage* failed_stage) {
+  BuiltKernel kernel;
+  kernel.workload_name = w.name;
+  kernel.workload_hash = StructuralHashHex(w);
+  kernel.target = target.ToString();
+  kernel.schedule_description = "default (untuned)";
+  ir::PrimFunc func = default_func;
+  if (best.best.record) {
+    const database::TuningRecord& r = *best.best.record;
+    auto trace = Trace::Parse(r.trace);
+    if (!trace.ok()) return Fail(KernelBuildStage::kSchedule, trace.status(), failed_stage);
+    Schedule sch(default_func);
+    Status applied = trace->ApplyTo(sch);
+    if (!applied.ok()) {
+      return Fail(KernelBuildStage::kSchedule,
+                  Status::Corruption("record #" + std::to_string(r.id) + " of " + options.log_name +
+                                     " does not replay on " + w.name + ": " + applied.message()),
+                  failed_stage);
+    }
+    func = sch.func();
+    kernel.trace = r.trace;
+    kernel.record_id = r.id;
+    kernel.record_uid = r.uid;
+    kernel.mean_seconds = r.MeanSec().value_or(0);
+    kernel.level = best.best.level;
+    kernel.layer = best.layer;
+    kernel.record_arch = r.target.fingerprint.arch;
+    char ms[32];
+    std::snprintf(ms, sizeof(ms), "%.4f", kernel.mean_seconds * 1e3);
+    kernel.schedule_description = "tuned: record #" + std::to_string(r.id) + " of the " +
+                                  std::string(database::LayerName(best.layer)) + " log (" +
+                                  std::string(database::FallbackLevelName(best.best.level)) + " match), " + ms +
+                                  " ms measured";
+  }
+  kernel.symbol = func.name;
+  kernel.shared = options.shared;
+  if (options.on_schedule_chosen) options.on_schedule_chosen(kernel);
+  if (options.require_tuned && !kernel.tuned()) {
+    return Fail(KernelBuildStage::kRequireTuned,
+                Status::NotFound("no tuning record for workload " + w.name + " (structural hash " +
+                                 kernel.workload_hash + ") on target " + kernel.target + " in " + options.log_name),
+                failed_stage);
+  }
+  auto object = EmitObject(func, target);
+  if (!object.ok()) return Fail(KernelBuildStage::kCodegen, object.status(), failed_stage);
+  kernel.object_size = object->size();
+  if (options.shared) {
+    if (!target.is_host()) {
+      return Fail(KernelBuildStage::kLink,
+                  Status::InvalidArgument("a shared library is linked with this machine's linker; build an object for " +
+                                          kernel.target),
+                  failed_stage);
+    }
+    auto library = LinkShared(*object, options.runtime_dir);
+    if (!library.ok()) return Fail(KernelBuildStage::kLink, library.status(), failed_stage);
+    kernel.binary = std::move(library).value();
+  } else {
+    kernel.binary = std::move(object).value();
+  }
+  kernel.header = KernelHeaderText(w, func, target, kernel.schedule_description, kernel.record_id);
+  return kernel;
+}
+
+}  // namespace
+
+BestRecordLookup LookupIn(database::LayeredDatabase* db) {
+  return [db](std::string_view hash, const database::Target& target) { return db->GetBest(hash, target); };
+}
+
+BestRecordLookup LookupIn(database::Database* db) {
+  return [db](std::string_view hash, const database::Target& target) -> Result<database::LayeredBest> {
+    TF_ASSIGN_OR_RETURN(database::BestRecord best, db->GetBest(hash, target));
+    return database::LayeredBest{std::move(best), database::Layer::kUser};
+  };
+}
+
+database::Target KernelRecordTarget(const Target& target,
+                                    const std::optional<database::HardwareFingerprint>& fingerprint) {
+  if (!fingerprint) return RecordTarget(target);
+  database::Target out{target.ToString(), *fingerprint};
+  database::CanonicalizeFingerprint(&out.fingerprint);
+  return out;
+}
+
+std::string DefaultRuntimeLibraryDir() {
+  std::error_code ec;
+  auto exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return "";
+  for (const char* rel : {"../lib", "../runtime"}) {
+    auto dir = (exe.parent_path() / rel).lexically_normal();
+    if (fs::exists(dir / "libtunefarm_runtime.so")) return dir.string();
+  }
+  return "";
+}
+
+Result<BuiltKernel> BuildKernelFromLog(const Workload& workload, const Target& target, const BestRecordLookup& lookup,
+                                       const KernelBuildOptions& options, KernelBuildStage* failed_stage) {
+  auto func = LowerToPrimFunc(workload);
+  if (!func.ok()) return Fail(KernelBuildStage::kLower, func.status(), failed_stage);
+  database::LayeredBest best;
+  if (lookup) {
+    auto found = lookup(StructuralHashHex(workload), KernelRecordTarget(target, options.fingerprint));
+    if (!found.ok()) return Fail(KernelBuildStage::kSchedule, found.status(), failed_stage);
+    best = std::move(found).value();
+  }
+  return BuildWithBest(workload, target, *func, best, options, failed_stage);
+}
+
+Result<BuiltKernel> BuildKernel(const Workload& workload, const Target& target, const database::LayeredBest& best,
+                                const KernelBuildOptions& options, KernelBuildStage* failed_stage) {
+  auto func = LowerToPrimFunc(workload);
+  if (!func.ok()) return Fail(KernelBuildStage::kLower, func.status(), failed_stage);
+  return BuildWithBest(workload, target, *func, best, options, failed_stage);
+}
+
+std::string KernelHeaderText(const Workload& w, const ir::PrimFunc& f, const Target& t,
+                             const std::string& schedule_description, int64_t record_id) {
+  std::string guard = "TUNEFARM_KERNEL_" + f.name + "_H_";
+  for (char& c : guard) c = char(std::toupper(static_cast<unsigned char>(c)));
+  std::string s = "/* Generated by tunefarm compile. Do not edit.\n";
+  s += " * workload: " + w.name + " (structural hash " + StructuralHashHex(w) + ")\n";
+  s += " * target:   " + t.ToString() + "\n";
+  s += " * schedule: " + schedule_description + "\n";
+  if (record_id > 0) s += " * record id: " + std::to_string(record_id) + "\n";
+  s += " * Buffers are dense, row-major, and should be 64-byte aligned. Link with -ltunefarm_runtime.\n";
+  s += " * Returns 0 on success. */\n";
+  s += "#ifndef " + guard + "\n#define " + guard + "\n\n#include <stdint.h>\n\n";
+  s += "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
+  s += "int32_t " + f.name + "(";
+  for (size_t i = 0; i < f.params.size(); ++i) {
+    const ir::Buffer& b = f.params[i];
+    std::string shape;
+    for (size_t d = 0; d < b->shape.size(); ++d) shape += (d ? "][" : "[") + std::to_string(b->shape[d]);
+    shape += "]";
+    s += std::string(i ? ",\n    " : "\n    ") + (i < f.num_inputs ? "const " : "") + CType(b->dtype) + "* " +
+         b->name + (i < f.num_inputs ? "  /* input " : "  /* output ") + b->dtype.ToString() + shape + " */";
+  }
+  s += ");\n\n#ifdef __cplusplus\n}\n#endif\n\n#endif\n";
+  return s;
+}
+
+}  // namespace tunefarm::tuner

@@ -1,0 +1,217 @@
+// The TuningLog service (log_service.h) and the request checks it shares
+// with the Compile service.
+#include "tunefarm/tuner/log_service.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <unordered_set>
+#include <utility>
+
+#include "tunefarm/tuner/kernel_build.h"
+
+namespace tunefarm::tuner {
+
+namespace {
+
+grpc::Status Invalid(const std::string& message) { return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, message); }
+
+// A file in the temporary directory, removed on destruction. Export writes
+// the whole log here first: Database::ExportJsonl holds the database's lock
+// while it runs, and a client reading slowly over the network must not stall
+// the tuner's commits for that long.
+class TempFile {
+ public:
+  TempFile() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "tunefarm_export_XXXXXX").string();
+    int fd = ::mkstemp(pattern.data());
+    if (fd >= 0) {
+      ::close(fd);
+      path_ = pattern;
+    }
+  }
+  ~TempFile() {
+    if (!path_.empty()) ::unlink(path_.c_str());
+  }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------- TuningLogRef
+
+Result<database::LayeredBest> TuningLogRef::GetBest(std::string_view workload_hash,
+                                                    const database::Target& target) const {
+  if (layered_ != nullptr) return layered_->GetBest(workload_hash, target);
+  return LookupIn(plain_)(workload_hash, target);
+}
+
+Result<std::optional<database::Workload>> TuningLogRef::GetWorkload(std::string_view hash) const {
+  if (layered_ != nullptr) return layered_->GetWorkload(hash);
+  return plain_->GetWorkload(hash);
+}
+
+Result<std::vector<database::TuningRecord>> TuningLogRef::GetTopKByTargetString(std::string_view workload_hash,
+                                                                                std::string_view target_string,
+                                                                                int k) const {
+  TF_ASSIGN_OR_RETURN(std::vector<database::TuningRecord> top,
+                      user().GetTopKByTargetString(workload_hash, target_string, k));
+  database::Database* system = layered_ != nullptr ? layered_->system() : nullptr;
+  if (system == nullptr) return top;
+  TF_ASSIGN_OR_RETURN(std::vector<database::TuningRecord> more,
+                      system->GetTopKByTargetString(workload_hash, target_string, k));
+  std::unordered_set<std::string> seen;
+  for (const database::TuningRecord& record : top) seen.insert(record.uid);
+  for (database::TuningRecord& record : more) {
+    if (seen.insert(record.uid).second) top.push_back(std::move(record));
+  }
+  // Stable: at equal time the user's record stays first, as in LayeredDatabase.
+  std::stable_sort(top.begin(), top.end(), [](const database::TuningRecord& a, const database::TuningRecord& b) {
+    return *a.MeanSec() < *b.MeanSec();
+  });
+  if (top.size() > size_t(k)) top.resize(size_t(k));
+  return top;
+}
+
+// ---------------------------------------------------------------- conversions and checks
+
+v1::Record RecordToProto(const database::TuningRecord& record) {
+  v1::Record out;
+  out.set_record_id(record.id);
+  out.set_uid(record.uid);
+  out.set_workload_hash(record.workload_hash);
+  out.set_target(record.target.target);
+  out.set_trace(record.trace);
+  for (double s : record.run_secs) out.add_run_seconds(s);
+  out.set_error_kind(std::string(database::ErrorKindName(record.error_kind)));
+  out.set_error_message(record.error_msg);
+  out.set_worker(record.worker);
+  out.set_device(record.device);
+  out.set_created_at_us(record.created_at_us);
+  return out;
+}
+
+database::HardwareFingerprint FingerprintFromProto(const v1::HardwareFingerprint& fingerprint) {
+  database::HardwareFingerprint out;
+  out.isa = fingerprint.isa();
+  out.features.assign(fingerprint.features().begin(), fingerprint.features().end());
+  out.arch = fingerprint.arch();
+  out.cores = fingerprint.cores();
+  out.toolchain = fingerprint.toolchain();
+  database::CanonicalizeFingerprint(&out);
+  return out;
+}
+
+Status CheckWorkloadHash(const std::string& hash, const char* field) {
+  if (hash.empty()) return Status::InvalidArgument(std::string(field) + " is empty");
+  if (hash.size() > kMaxHashBytes) {
+    return Status::InvalidArgument(std::string(field) + " is " + std::to_string(hash.size()) +
+                                   " bytes long; structural hashes are at most " + std::to_string(kMaxHashBytes));
+  }
+  for (char c : hash) {
+    bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '-';
+    if (!ok) return Status::InvalidArgument(std::string(field) + " '" + hash + "' is not a structural hash");
+  }
+  return Status::OK();
+}
+
+Result<Target> ParseRequestTarget(const std::string& text, const char* field) {
+  if (text.size() > kMaxTargetBytes) {
+    return Status::InvalidArgument(std::string(field) + " is " + std::to_string(text.size()) +
+                                   " bytes long (at most " + std::to_string(kMaxTargetBytes) + ")");
+  }
+  auto target = Target::Parse(text.empty() ? "llvm" : text);
+  if (!target.ok()) return Status::InvalidArgument(std::string(field) + ": " + target.status().message());
+  return target;
+}
+
+// ---------------------------------------------------------------- TuningLogServiceImpl
+
+TuningLogServiceImpl::TuningLogServiceImpl(database::LayeredDatabase* db, rpc::ServerSecurity security)
+    : log_(db), security_(std::move(security)) {}
+
+TuningLogServiceImpl::TuningLogServiceImpl(database::Database* db, rpc::ServerSecurity security)
+    : log_(db), security_(std::move(security)) {}
+
+grpc::Status TuningLogServiceImpl::GetBest(grpc::ServerContext* context, const v1::BestRecordRequest* request,
+                                           v1::BestRecordResponse* response) {
+  grpc::Status auth = rpc::Authorize(*context, security_, rpc::Role::kClient);
+  if (!auth.ok()) return auth;
+  Status hash_ok = CheckWorkloadHash(request->workload_hash(), "workload_hash");
+  if (!hash_ok.ok()) return rpc::ToGrpc(hash_ok);
+  auto target = ParseRequestTarget(request->target(), "target");
+  if (!target.ok()) return rpc::ToGrpc(target.status());
+  std::optional<database::HardwareFingerprint> fingerprint;
+  if (request->has_fingerprint()) fingerprint = FingerprintFromProto(request->fingerprint());
+  auto best = log_.GetBest(request->workload_hash(), KernelRecordTarget(*target, fingerprint));
+  if (!best.ok()) return rpc::ToGrpc(best.status());
+  response->set_level(std::string(database::FallbackLevelName(best->best.level)));
+  if (best->best.record) *response->mutable_record() = RecordToProto(*best->best.record);
+  return grpc::Status::OK;
+}
+
+grpc::Status TuningLogServiceImpl::GetTopK(grpc::ServerContext* context, const v1::TopKRequest* request,
+                                           v1::TopKResponse* response) {
+  grpc::Status auth = rpc::Authorize(*context, security_, rpc::Role::kClient);
+  if (!auth.ok()) return auth;
+  Status hash_ok = CheckWorkloadHash(request->workload_hash(), "workload_hash");
+  if (!hash_ok.ok()) return rpc::ToGrpc(hash_ok);
+  if (request->k() < 1 || request->k() > kMaxTopK) {
+    return Invalid("k must be in 1.." + std::to_string(kMaxTopK) + ", got " + std::to_string(request->k()));
+  }
+  auto target = ParseRequestTarget(request->target(), "target");
+  if (!target.ok()) return rpc::ToGrpc(target.status());
+  auto top = log_.GetTopKByTargetString(request->workload_hash(), target->ToString(), request->k());
+  if (!top.ok()) return rpc::ToGrpc(top.status());
+  for (const database::TuningRecord& record : *top) *response->add_records() = RecordToProto(record);
+  return grpc::Status::OK;
+}
+
+grpc::Status TuningLogServiceImpl::Export(grpc::ServerContext* context, const v1::ExportRequest* request,
+                                          grpc::ServerWriter<v1::ExportChunk>* writer) {
+  grpc::Status auth = rpc::Authorize(*context, security_, rpc::Role::kClient);
+  if (!auth.ok()) return auth;
+  database::RecordFilter filter;
+  if (!request->workload_hash().empty()) {
+    Status hash_ok = CheckWorkloadHash(request->workload_hash(), "workload_hash");
+    if (!hash_ok.ok()) return rpc::ToGrpc(hash_ok);
+    filter.workload_hash = request->workload_hash();
+  }
+  if (!request->target().empty()) {
+    // Records store canonical target strings: "llvm" must find this host's.
+    auto target = ParseRequestTarget(request->target(), "target");
+    if (!target.ok()) return rpc::ToGrpc(target.status());
+    filter.target = target->ToString();
+  }
+  TempFile file;
+  if (file.path().empty()) return rpc::ToGrpc(Status::IOError("cannot create a temporary file for the export"));
+  {
+    std::ofstream out(file.path(), std::ios::binary | std::ios::trunc);
+    Status exported = log_.user().ExportJsonl(out, filter);
+    if (!exported.ok()) return rpc::ToGrpc(exported);
+  }
+  std::ifstream in(file.path(), std::ios::binary);
+  if (!in) return rpc::ToGrpc(Status::IOError("cannot read back the export in " + file.path()));
+  std::string buffer(kExportChunkBytes, '\0');
+  v1::ExportChunk chunk;
+  while (in) {
+    in.read(buffer.data(), std::streamsize(buffer.size()));
+    std::streamsize n = in.gcount();
+    if (n <= 0) break;
+    if (context->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "the client cancelled the export");
+    chunk.set_jsonl(buffer.data(), size_t(n));
+    if (!writer->Write(chunk)) return grpc::Status(grpc::StatusCode::CANCELLED, "the client went away during the export");
+  }
+  if (in.bad()) return rpc::ToGrpc(Status::IOError("reading back the export in " + file.path() + " failed"));
+  return grpc::Status::OK;
+}
+
+}  // namespace tunefarm::tuner
