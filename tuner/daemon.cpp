@@ -4,19 +4,25 @@
 #include <spdlog/spdlog.h>
 
 #include "tunefarm/database/database.h"
+#include "tunefarm/database/layered_database.h"
 #include "tunefarm/rpc/server_setup.h"
+#include "tunefarm/tuner/compile_service.h"
 #include "tunefarm/tuner/fleet_service.h"
 #include "tunefarm/tuner/job_manager.h"
+#include "tunefarm/tuner/log_service.h"
 #include "tunefarm/tuner/tuner_service.h"
 
 namespace tunefarm::tuner {
 
 struct Daemon::Parts {
-  std::unique_ptr<database::Database> db;
+  std::unique_ptr<database::LayeredDatabase> log;  // the user's log, over the optional system log
+  database::Database* db = nullptr;                // log->user()
   FleetDispatcher dispatcher;
   std::unique_ptr<FleetServiceImpl> fleet_service;
   std::unique_ptr<JobManager> jobs;
   std::unique_ptr<TunerServiceImpl> tuner_service;
+  std::unique_ptr<CompileServiceImpl> compile_service;
+  std::unique_ptr<TuningLogServiceImpl> log_service;
   rpc::RunningServer server;
   int resumed = 0;
   bool drained = false;
@@ -31,14 +37,32 @@ Status Daemon::Start() {
   auto parts = std::make_unique<Parts>();
   database::OpenOptions open;
   open.power_safe = true;  // a daemon's log outlives power cuts too
-  TF_ASSIGN_OR_RETURN(parts->db, database::Database::Open(config_.db, open));
+  TF_ASSIGN_OR_RETURN(parts->log, database::LayeredDatabase::Open(config_.db, config_.system_db, open,
+                                                                  /*system_required=*/!config_.system_db.empty()));
+  parts->db = &parts->log->user();
   parts->fleet_service = std::make_unique<FleetServiceImpl>(&parts->dispatcher, config_.security, config_.limits);
   JobManagerOptions jo;
   jo.config_dir = config_.config_dir;
   jo.max_running_jobs = config_.limits.max_running_jobs;
-  parts->jobs = std::make_unique<JobManager>(parts->db.get(), &parts->dispatcher, jo);
+  parts->jobs = std::make_unique<JobManager>(parts->db, &parts->dispatcher, jo);
   parts->tuner_service = std::make_unique<TunerServiceImpl>(parts->jobs.get(), &parts->dispatcher, config_.security);
-  std::vector<grpc::Service*> services = {parts->fleet_service.get(), parts->tuner_service.get()};
+  // A compile miss with tune_on_miss joins the job already tuning that
+  // workload for that target and device key, or starts one.
+  JobManager* jobs = parts->jobs.get();
+  auto start_tuning = [jobs](const std::vector<std::string>& texts, const std::string& target,
+                             const std::string& device_key, int trials) -> Result<std::string> {
+    JobSpec spec;
+    spec.workloads = texts;
+    spec.target = target.empty() ? "llvm" : target;
+    spec.device_key = device_key;
+    spec.trials = trials > 0 ? trials : 200;
+    return jobs->SubmitOrJoin(spec);
+  };
+  parts->compile_service = std::make_unique<CompileServiceImpl>(
+      parts->log.get(), config_.security, size_t(config_.limits.compile_cache_entries), start_tuning);
+  parts->log_service = std::make_unique<TuningLogServiceImpl>(parts->log.get(), config_.security);
+  std::vector<grpc::Service*> services = {parts->fleet_service.get(), parts->tuner_service.get(),
+                                          parts->compile_service.get(), parts->log_service.get()};
   TF_ASSIGN_OR_RETURN(parts->server,
                       rpc::StartServer(config_.listen, config_.security, config_.limits.max_message_bytes, services));
   TF_ASSIGN_OR_RETURN(parts->resumed, parts->jobs->ResumeStored());

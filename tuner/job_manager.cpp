@@ -183,6 +183,22 @@ Result<JobView> JobManager::Submit(const JobSpec& spec, std::string job_id) {
   return Get(job_id);
 }
 
+Result<std::string> JobManager::SubmitOrJoin(const JobSpec& spec) {
+  std::lock_guard<std::mutex> serial(submit_mu_);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [id, job] : jobs_) {
+      if (job->ended || job->view.finished()) continue;
+      if (job->spec.workloads == spec.workloads && job->spec.target == spec.target &&
+          job->spec.device_key == spec.device_key) {
+        return id;
+      }
+    }
+  }
+  TF_ASSIGN_OR_RETURN(JobView view, Submit(spec, ""));
+  return view.state.id;
+}
+
 Result<int> JobManager::ResumeStored() {
   TF_ASSIGN_OR_RETURN(auto stored, db_->ListJobs());
   int resumed = 0;

@@ -9,6 +9,7 @@
 
 #include "fleet_harness.h"
 #include "tunefarm/database/database.h"
+#include "tunefarm/v1/compile.grpc.pb.h"
 
 namespace tunefarm::fleet_test {
 namespace {
@@ -196,6 +197,62 @@ TEST_F(FleetE2E, WorkerWithCrashingAndHangingKernelsKeepsServing) {
   EXPECT_TRUE(workers_[0]->Alive());
   EXPECT_TRUE(workers_[1]->Alive());
   EXPECT_EQ(FleetStatus().workers_size(), 2);
+}
+
+// The Compile service on a running daemon: a miss with tune_on_miss starts a
+// job on the fleet (many clients missing at once share it); once tuned, the
+// answer is the job's best record. (tests/tuner/compile_service_test.cpp links
+// and runs the returned kernels against the reference.)
+TEST_F(FleetE2E, CompileMissTunesOnTheFleetThenAnswersFromTheLog) {
+  WorkerOptions wo;
+  StartFleet(2, wo);
+  auto channel = rpc::MakeChannel("127.0.0.1:" + std::to_string(port_), sec_);
+  ASSERT_TRUE(channel.ok());
+  auto compile = v1::Compile::NewStub(*channel);
+  auto call = [&](bool require_tuned, bool tune_on_miss, v1::CompileResponse* resp) {
+    v1::CompileRequest req;
+    req.set_workload_text(SmallMatmul(48, 32, 16));
+    req.set_require_tuned(require_tuned);
+    req.set_tune_on_miss(tune_on_miss);
+    req.set_tune_trials(40);
+    req.set_device_key("test-key");
+    grpc::ClientContext ctx;
+    rpc::PrepareCall(&ctx, sec_, 60);
+    return compile->Compile(&ctx, req, resp);
+  };
+  v1::CompileResponse first;
+  grpc::Status st = call(false, false, &first);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  EXPECT_EQ(first.source(), v1::CompileResponse::SOURCE_DEFAULT_SCHEDULE);
+  ASSERT_GE(first.binary().size(), 4u);
+  EXPECT_EQ(first.binary().substr(0, 4), "\x7f" "ELF");
+  EXPECT_EQ(call(true, false, &first).error_code(), grpc::StatusCode::NOT_FOUND);
+  // Four clients miss at once: one job for all of them.
+  std::vector<std::string> job_ids(4);
+  std::vector<std::thread> clients;
+  for (int i = 0; i < 4; ++i) {
+    clients.emplace_back([&, i] {
+      v1::CompileResponse resp;
+      grpc::Status s = call(false, true, &resp);
+      EXPECT_TRUE(s.ok()) << s.error_message();
+      EXPECT_EQ(resp.source(), v1::CompileResponse::SOURCE_DEFAULT_SCHEDULE);
+      job_ids[i] = resp.tuning_job_id();
+    });
+  }
+  for (auto& t : clients) t.join();
+  ASSERT_FALSE(job_ids[0].empty());
+  for (const auto& id : job_ids) EXPECT_EQ(id, job_ids[0]);
+  v1::Job job = WaitForJob(*stub_, sec_, job_ids[0], 180, [](const v1::Job& j) { return j.status() == "done"; });
+  ASSERT_EQ(job.status(), "done") << job.error() << Logs();
+  ASSERT_EQ(job.tasks_size(), 1);
+  v1::CompileResponse tuned;
+  st = call(true, false, &tuned);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  EXPECT_EQ(tuned.source(), v1::CompileResponse::SOURCE_TUNED_SAME_DEVICE);
+  EXPECT_EQ(tuned.record_id(), job.tasks(0).best_record_id());
+  EXPECT_FALSE(tuned.trace().empty());
+  EXPECT_EQ(tuned.binary().substr(0, 4), "\x7f" "ELF");
+  EXPECT_GT(tuned.latency_seconds(), 0);
 }
 
 }  // namespace

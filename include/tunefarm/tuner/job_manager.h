@@ -78,6 +78,10 @@ class JobManager {
   // Validates, stores and starts a job. `job_id` empty: generated.
   // AlreadyExists if the id is taken.
   Result<JobView> Submit(const JobSpec& spec, std::string job_id);
+  // The id of an unfinished job of this process with the same workloads,
+  // target and device key, else of a job submitted now (what a compile miss
+  // with tune_on_miss asks for: many clients missing at once start one job).
+  Result<std::string> SubmitOrJoin(const JobSpec& spec);
   Result<JobView> Get(const std::string& job_id);
   Result<std::vector<JobView>> List(std::optional<database::JobStatus> status);
   // Stops the job after the batch in flight (abandoning it if it does not end
@@ -99,6 +103,7 @@ class JobManager {
   database::Database* db_;
   FleetDispatcher* fleet_;
   const JobManagerOptions options_;
+  std::mutex submit_mu_;  // serializes SubmitOrJoin's look-then-submit
   std::mutex mu_;
   std::condition_variable cv_;                       // job changes and free run slots
   std::map<std::string, std::shared_ptr<Job>> jobs_;  // GUARDED_BY(mu_): jobs started by this process
