@@ -20,7 +20,8 @@ int main(int argc, char** argv) {
       "  tunefarm compile configs/workloads/dense_bias_relu.tf -o dense.o --header dense.h\n"
       "  tunefarm db stats --db tunefarm.db                    inspect a tuning log\n"
       "  tunefarm serve --config configs/fleet.toml            the tuner daemon (jobs, fleet, compile)\n"
-      "  tunefarm jobs submit gmm_512.tf --device-key cpu-znver4 --watch   tune on the fleet\n\n"
+      "  tunefarm jobs submit gmm_512.tf --device-key cpu-znver4 --watch   tune on the fleet\n"
+      "  tunefarm worker --tuner tuner.lab:7878 --ca ca.pem --cert w.pem --key w.key   join the fleet\n\n"
       "Run `tunefarm <command> --help` for a command's options.");
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string(TUNEFARM_VERSION));
@@ -32,6 +33,7 @@ int main(int argc, char** argv) {
   tunefarm::cli::AddServeCommand(app, &exit_code);
   tunefarm::cli::AddJobsCommand(app, &exit_code);
   tunefarm::cli::AddFleetCommand(app, &exit_code);
+  tunefarm::cli::AddWorkerCommand(app, &exit_code);
 #ifdef TUNEFARM_CLI_HAS_DB
   tunefarm::cli::AddDbCommand(app, &exit_code);
 #endif

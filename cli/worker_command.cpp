@@ -1,0 +1,203 @@
+// `tunefarm worker`: a measurement worker that dials the tuner daemon and
+// measures what it is sent, until SIGINT/SIGTERM.
+#include <fmt/core.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <charconv>
+#include <fstream>
+#include <sstream>
+
+#include "commands.h"
+#include "tunefarm/worker/fleet_worker.h"
+
+namespace tunefarm::cli {
+
+namespace {
+
+// Misconfiguration (bad flags, unreadable files) exits 2, so a service
+// manager can tell "fix the unit file" from a worker that ran and stopped.
+constexpr int kExitUsage = 2;
+
+std::atomic<bool> g_stop{false};
+
+void OnSignal(int) {
+  if (g_stop.exchange(true)) std::_Exit(130);  // a second signal: leave now
+  const char msg[] = "\ntunefarm worker: stopping after the batch being measured (again to quit at once)\n";
+  (void)!write(2, msg, sizeof(msg) - 1);
+}
+
+struct WorkerCli {
+  std::string tuner;
+  std::string device = "cpu";
+  std::string device_key;
+  std::string hostname;
+  std::string max_in_flight = "16";  // numbers are parsed here, so that a typo exits 2 too
+  std::string ca, cert, key, token_file;
+  bool insecure = false;
+  std::string inject_faults;    // TEST ONLY
+  std::string inject_every;     // TEST ONLY
+  std::string test_latency_ms;  // TEST ONLY
+};
+
+int Usage(const std::string& message) {
+  fmt::print(stderr, "error: {}\nRun `tunefarm worker --help` for the options and examples.\n", message);
+  return kExitUsage;
+}
+
+// A whole-string number within [lo, hi]; `flag` names it in the error.
+template <typename T>
+Result<T> ParseNumber(const std::string& flag, const std::string& text, T lo, T hi) {
+  T value{};
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value < lo || value > hi) {
+    return Status::InvalidArgument(flag + " must be a number in " + fmt::format("{}..{}", lo, hi) + ", not '" + text +
+                                   "'");
+  }
+  return value;
+}
+
+// The token alone in a file (trailing newline allowed): tokens never go on
+// the command line, where `ps` and shell history would show them.
+Result<std::string> ReadToken(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound("--token-file: cannot read '" + path + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string token = ss.str();
+  const char* space = " \t\r\n";
+  size_t first = token.find_first_not_of(space);
+  if (first == std::string::npos) return Status::InvalidArgument("--token-file: '" + path + "' is empty");
+  token = token.substr(first, token.find_last_not_of(space) - first + 1);
+  if (token.find_first_of(space) != std::string::npos) {
+    return Status::InvalidArgument("--token-file: '" + path + "' must hold the token alone, on one line");
+  }
+  return token;
+}
+
+int RunWorker(const WorkerCli& c) {
+  // Checked here rather than by CLI11, so every usage error exits 2 with a message.
+  if (c.tuner.empty()) {
+    return Usage("--tuner HOST:PORT is required: the address of the tuner daemon (`tunefarm serve`)");
+  }
+  if (Status s = CheckTunerAddress(c.tuner); !s.ok()) return Usage("--tuner: " + s.message());
+  if (c.device != "cpu" && c.device != "test") {
+    return Usage("--device must be cpu, or test (the synthetic TEST DEVICE), not '" + c.device + "'");
+  }
+  auto max_in_flight = ParseNumber("--max-in-flight", c.max_in_flight, 1, 1024);
+  if (!max_in_flight.ok()) return Usage(max_in_flight.status().message());
+  if (c.insecure && (!c.ca.empty() || !c.cert.empty() || !c.key.empty())) {
+    return Usage("--insecure (plaintext) cannot be combined with --ca, --cert or --key");
+  }
+  if (!c.insecure && c.ca.empty()) {
+    return Usage(
+        "--ca is required over TLS (the CA that signed the tuner's certificate), with --cert and --key; "
+        "or --insecure for a tuner on this machine");
+  }
+  if (!c.inject_every.empty() && c.inject_faults.empty()) return Usage("--inject-every needs --inject-faults");
+  auto inject_every = ParseNumber("--inject-every", c.inject_every.empty() ? "1" : c.inject_every, 1, 1000000);
+  if (!inject_every.ok()) return Usage(inject_every.status().message());
+  auto latency = ParseNumber("--test-latency-ms", c.test_latency_ms.empty() ? "0" : c.test_latency_ms, 0.0, 3.6e6);
+  if (!latency.ok()) return Usage(latency.status().message());
+
+  FleetWorkerOptions o;
+  o.tuner_address = c.tuner;
+  o.security.insecure = c.insecure;
+  o.security.ca = c.ca;
+  o.security.cert = c.cert;
+  o.security.key = c.key;
+  if (!c.token_file.empty()) {
+    auto token = ReadToken(c.token_file);
+    if (!token.ok()) return Usage(token.status().message());
+    o.security.token = *token;
+  }
+  o.device = c.device;
+  o.device_key = c.device_key;
+  o.hostname = c.hostname;
+  o.max_in_flight = *max_in_flight;
+  o.inject_fault = c.inject_faults;
+  o.inject_every = *inject_every;
+  o.test_latency_ms = *latency;
+  o.stop = &g_stop;
+  auto worker = FleetWorker::Create(std::move(o));
+  if (!worker.ok()) return Usage(worker.status().message());
+  if (c.insecure && c.token_file.empty()) {
+    fmt::print(stderr, "warning: no --token-file; a plaintext tuner admits workers by worker token only\n");
+  }
+
+  g_stop = false;
+  struct sigaction action = {};
+  struct sigaction old_int = {};
+  struct sigaction old_term = {};
+  action.sa_handler = OnSignal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, &old_int);
+  sigaction(SIGTERM, &action, &old_term);
+  Status st = (*worker)->Run();
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  if (!st.ok()) {
+    fmt::print(stderr, "error: {}\n", st.ToString());
+    return kExitInternalError;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddWorkerCommand(CLI::App& app, int* exit_code) {
+  auto c = std::make_shared<WorkerCli>();
+  CLI::App* cmd = app.add_subcommand("worker", "Measure candidates for a tuner daemon (dials it; runs until stopped)");
+  cmd->footer(
+      "Dials the tuner daemon (so a machine behind NAT can join), registers this machine's device\n"
+      "key and hardware, and measures the candidates it is sent: each is built and run in an isolated\n"
+      "runner process (a crash or hang costs one candidate), timed, and checked against the reference.\n"
+      "Results go back to the tuner, which records them; the worker keeps no database. It reconnects\n"
+      "by itself (backoff up to 5 s) when the tuner restarts or the network drops, and re-sends results\n"
+      "measured meanwhile. SIGINT/SIGTERM stop it once the batch being measured is sent.\n\n"
+      "Security: over TLS give --ca (the fleet CA) and a client certificate signed by it (--cert,\n"
+      "--key). --insecure (plaintext) is allowed only to a loopback tuner, which then admits workers\n"
+      "by the worker token in --token-file. Tokens are never taken on the command line.\n\n"
+      "Examples:\n"
+      "  tunefarm worker --tuner tuner.lab:7878 --ca fleet-ca.pem --cert worker.pem --key worker.key\n"
+      "  tunefarm worker --tuner 127.0.0.1:7878 --insecure --token-file ~/.config/tunefarm/worker-token\n"
+      "  tunefarm worker --tuner 127.0.0.1:7878 --insecure --token-file token --device test --max-in-flight 64\n"
+      "      a TEST DEVICE: instant synthetic timings, for dispatch benchmarks and fault tests\n\n"
+      "Exit codes: 0 stopped by a signal, 2 usage or configuration error.");
+  cmd->add_option("--tuner", c->tuner, "HOST:PORT of the tuner daemon's Fleet service (required)")
+      ->type_name("HOST:PORT");
+  cmd->add_option("--device", c->device,
+                  "cpu: measure on this machine's CPU; test: the synthetic TEST DEVICE (compiles and runs nothing)")
+      ->capture_default_str();
+  cmd->add_option("--device-key", c->device_key,
+                  "What this worker measures for; the tuner sends it only candidates of that key "
+                  "(default: cpu-<host CPU>, e.g. cpu-znver4; 'test' for --device test)")
+      ->type_name("KEY");
+  cmd->add_option("--max-in-flight", c->max_in_flight, "Candidates accepted at once, 1..1024")
+      ->type_name("N")
+      ->capture_default_str();
+  cmd->add_option("--hostname", c->hostname, "Name reported to the tuner (default: this machine's host name)");
+  cmd->add_option("--ca", c->ca, "PEM: the CA certificate that signed the tuner's certificate")->type_name("FILE");
+  cmd->add_option("--cert", c->cert, "PEM: this worker's client certificate, signed by the fleet CA")
+      ->type_name("FILE");
+  cmd->add_option("--key", c->key, "PEM: the private key of --cert")->type_name("FILE");
+  cmd->add_option("--token-file", c->token_file, "File holding the worker token (plaintext loopback tuners)")
+      ->type_name("FILE");
+  cmd->add_flag("--insecure", c->insecure, "Plaintext, without TLS: only to a tuner on a loopback address");
+  const char* test_group = "TEST ONLY (fault tests of the fleet; never in production)";
+  cmd->add_option("--inject-faults", c->inject_faults,
+                  "TEST ONLY: make candidates misbehave in the runner: crash or hang "
+                  "(also segfault, abort, wrong, hang_build, crash_build); --device cpu")
+      ->group(test_group);
+  cmd->add_option("--inject-every", c->inject_every, "TEST ONLY: inject into 1 of every N candidates (default 1)")
+      ->type_name("N")
+      ->group(test_group);
+  cmd->add_option("--test-latency-ms", c->test_latency_ms,
+                  "TEST ONLY: the test device sleeps this long per request (keeps candidates in flight)")
+      ->type_name("MS")
+      ->group(test_group);
+  cmd->callback([c, exit_code] { *exit_code = RunWorker(*c); });
+}
+
+}  // namespace tunefarm::cli

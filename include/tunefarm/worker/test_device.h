@@ -1,0 +1,46 @@
+// TestDeviceMeasurer: a TEST DEVICE (`tunefarm worker --device test`).
+//
+// It compiles nothing and runs nothing: every candidate "measures" at once
+// with a synthetic, deterministic time derived from a hash of its workload and
+// trace text, 1 ms to 2 ms, the same for every repeat. It exists for
+// dispatch-throughput benchmarks and fault tests of the fleet (kill a worker
+// mid-job, restart the tuner), where real measurement would only add noise
+// and minutes. Its results say so in error_message (error kind stays none);
+// nothing else marks them, so never point a test device at a fleet whose
+// tuning log matters, except under a device key of its own.
+//
+// Thread safety: Measure may be called from several threads at once (no
+// shared state). Lifetime: none beyond the object.
+#pragma once
+
+#include <vector>
+
+#include "tunefarm/worker/measure.h"
+
+namespace tunefarm {
+
+struct TestDeviceOptions {
+  // Sleep this long per Measure call (one request), so tests can keep
+  // candidates in flight long enough to kill a worker mid-job.
+  double latency_ms = 0;
+};
+
+// The error_message every test-device result carries.
+inline constexpr const char* kTestDeviceMessage = "TEST DEVICE: synthetic time, nothing was compiled or run";
+
+class TestDeviceMeasurer : public Measurer {
+ public:
+  explicit TestDeviceMeasurer(TestDeviceOptions options = {}) : options_(options) {}
+
+  // One result per input, in order: options.repeat copies of SyntheticSeconds.
+  std::vector<MeasureResult> Measure(const std::vector<MeasureInput>& inputs, const MeasureOptions& options) override;
+
+  // 1e-3 * (1 + (h % 1000) / 1000) with h the FNV-1a hash of workload text,
+  // a NUL byte, and trace text: the same on every machine and build.
+  static double SyntheticSeconds(const MeasureInput& input);
+
+ private:
+  const TestDeviceOptions options_;
+};
+
+}  // namespace tunefarm
