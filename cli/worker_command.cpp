@@ -16,9 +16,9 @@ namespace tunefarm::cli {
 
 namespace {
 
-// Misconfiguration (bad flags, unreadable files) exits 2, so a service
-// manager can tell "fix the unit file" from a worker that ran and stopped.
-constexpr int kExitUsage = 2;
+// Misconfiguration (bad flags, unreadable files) is a user error like in
+// every other command (exit 1), distinct from a worker that ran and stopped.
+constexpr int kExitUsage = kExitUserError;
 
 std::atomic<bool> g_stop{false};
 
@@ -33,7 +33,7 @@ struct WorkerCli {
   std::string device = "cpu";
   std::string device_key;
   std::string hostname;
-  std::string max_in_flight = "16";  // numbers are parsed here, so that a typo exits 2 too
+  std::string max_in_flight = "16";  // numbers are parsed here, so that a typo gets our message
   std::string ca, cert, key, token_file;
   bool insecure = false;
   std::string inject_faults;    // TEST ONLY
@@ -77,7 +77,7 @@ Result<std::string> ReadToken(const std::string& path) {
 }
 
 int RunWorker(const WorkerCli& c) {
-  // Checked here rather than by CLI11, so every usage error exits 2 with a message.
+  // Checked here rather than by CLI11, so every usage error exits 1 with our message.
   if (c.tuner.empty()) {
     return Usage("--tuner HOST:PORT is required: the address of the tuner daemon (`tunefarm serve`)");
   }
@@ -164,7 +164,7 @@ void AddWorkerCommand(CLI::App& app, int* exit_code) {
       "  tunefarm worker --tuner 127.0.0.1:7878 --insecure --token-file ~/.config/tunefarm/worker-token\n"
       "  tunefarm worker --tuner 127.0.0.1:7878 --insecure --token-file token --device test --max-in-flight 64\n"
       "      a TEST DEVICE: instant synthetic timings, for dispatch benchmarks and fault tests\n\n"
-      "Exit codes: 0 stopped by a signal, 2 usage or configuration error.");
+      "Exit codes: 0 stopped by a signal, 1 usage or configuration error, 2 internal error.");
   cmd->add_option("--tuner", c->tuner, "HOST:PORT of the tuner daemon's Fleet service (required)")
       ->type_name("HOST:PORT");
   cmd->add_option("--device", c->device,

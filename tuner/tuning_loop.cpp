@@ -104,6 +104,9 @@ Status TuningLoop::Resume(TaskState& state, TaskStatus& status) {
   database::Target target = RecordTarget(options_.target);
   std::vector<costmodel::MeasuredCandidate> training;
   Status st = db_->ForEachRecord({state.task.hash, target.target}, [&](const database::TuningRecord& r) -> Status {
+    // Records of other devices (another device key of a fleet, a test device)
+    // belong to their own tuning runs: their times say nothing about this one.
+    if (!r.device.empty() && r.device != options_.device) return Status::OK();
     ++status.trials;
     auto trace = Trace::Parse(r.trace);
     if (!trace.ok()) return Status::OK();  // a record of another version: counted, not reused

@@ -48,7 +48,7 @@ struct TuneOptions {
   uint64_t seed = 1;
   std::string config_dir;     // sketch rule sets (configs/)
   std::string worker_name = "local";  // records' worker when the measurer names none
-  std::string device = "cpu";         // records' device
+  std::string device = "cpu";         // records' device; resuming reads only this device's records
 };
 
 struct TaskStatus {
