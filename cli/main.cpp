@@ -1,5 +1,7 @@
 // tunefarm: the command-line entry point. Each subcommand lives in its own file.
 #include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
 
 #include "commands.h"
 #ifdef TUNEFARM_CLI_HAS_DB
@@ -7,6 +9,10 @@
 #endif
 
 int main(int argc, char** argv) {
+  // Service logs (serve, worker) go to stderr, one line per event with a UTC
+  // timestamp and level, so stdout stays for results scripts read.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("tunefarm"));
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %l %v", spdlog::pattern_time_type::utc);
   CLI::App app{
       "tunefarm " TUNEFARM_VERSION " - an auto-tuning compiler for tensor programs.\n\n"
       "Describe a tensor computation in the workload language (see configs/workloads/ and\n"
