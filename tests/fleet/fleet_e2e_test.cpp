@@ -205,6 +205,9 @@ TEST_F(FleetE2E, WorkerWithCrashingAndHangingKernelsKeepsServing) {
 // and runs the returned kernels against the reference.)
 TEST_F(FleetE2E, CompileMissTunesOnTheFleetThenAnswersFromTheLog) {
   WorkerOptions wo;
+  // Slow enough answers that the job outlives the four concurrent misses
+  // even on a loaded machine (4 batches of 16 at >= 0.5 s each).
+  wo.extra = {"--test-latency-ms", "500"};
   StartFleet(2, wo);
   auto channel = rpc::MakeChannel("127.0.0.1:" + std::to_string(port_), sec_);
   ASSERT_TRUE(channel.ok());
@@ -214,7 +217,7 @@ TEST_F(FleetE2E, CompileMissTunesOnTheFleetThenAnswersFromTheLog) {
     req.set_workload_text(SmallMatmul(48, 32, 16));
     req.set_require_tuned(require_tuned);
     req.set_tune_on_miss(tune_on_miss);
-    req.set_tune_trials(40);
+    req.set_tune_trials(64);
     req.set_device_key("test-key");
     grpc::ClientContext ctx;
     rpc::PrepareCall(&ctx, sec_, 60);
