@@ -58,6 +58,7 @@ struct TuneOptionsCli {
   double min_repeat_ms = 20;
   std::string config_dir;
   std::vector<std::string> overrides;
+  int warm_start = 1000;
 };
 
 std::string Clock(double s) {
@@ -116,6 +117,7 @@ int Tune(const TuneOptionsCli& o) {
   options.measure.repeat = o.repeat;
   options.measure.min_repeat_ms = o.min_repeat_ms;
   options.measure.num_threads = o.threads;
+  options.warm_start_records = o.warm_start;
   tuner::TuningLoop loop(options, db->get(), &measurer, model.get());
 
   fmt::print(stderr, "tuning {} workload(s) for {}\n  log {}  budget {} trials  search {}\n", tasks.size(),
@@ -151,6 +153,10 @@ int Tune(const TuneOptionsCli& o) {
     fmt::print("{:<20} {:>7} {:>7} {:>14.2f} {:>14.2f} {:>8.1f}x  #{}\n", t.name, t.trials, t.errors, base, best,
                base > 0 ? best / base : 0.0, t.best_record_id);
     series.push_back({t.name, t.curve, base});
+  }
+  if (loop.transfer_records() > 0) {
+    fmt::print("cost model warm-started from {} records of {} other workload(s) in the log\n", loop.transfer_records(),
+               loop.transfer_workloads());
   }
   if (!o.curve.empty()) {
     std::ofstream(o.curve) << tuner::TuningCurveSvg(series, "tunefarm tune: best GFLOP/s vs trials");
@@ -191,6 +197,9 @@ void AddTuneCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--min-repeat-ms", o->min_repeat_ms, "Minimum duration of one repeat group")->capture_default_str();
   cmd->add_option("--configs", o->config_dir, "Folder with sketch/cpu.toml (default: ./configs or the installed one)");
   cmd->add_option("--set", o->overrides, "Override a shape parameter, e.g. --set M=256");
+  cmd->add_option("--warm-start", o->warm_start,
+                  "Records of other workloads in the log (same target) the cost model learns from first; 0: off")
+      ->capture_default_str()->check(CLI::Range(0, 100000));
   cmd->callback([o, exit_code] { *exit_code = Tune(*o); });
 }
 

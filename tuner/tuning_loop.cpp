@@ -19,6 +19,7 @@
 #include "tunefarm/costmodel/cost_model.h"
 #include "tunefarm/database/database.h"
 #include "tunefarm/tuner/task_scheduler.h"
+#include "tunefarm/tuner/warm_start.h"
 
 namespace tunefarm::tuner {
 
@@ -212,6 +213,21 @@ Status TuningLoop::Run(std::vector<TuneTask> tasks, const std::atomic<bool>& sto
   TF_ASSIGN_OR_RETURN(policy_, MakeSketchPolicy(options_.target, options_.config_dir));
   states_.clear();
   status_.clear();
+  if (model_ && options_.warm_start_records > 0) {
+    // Before this job's own records: they are added by Resume below.
+    TransferOptions transfer;
+    transfer.target = RecordTarget(options_.target).target;
+    transfer.device = options_.device;
+    transfer.max_records = options_.warm_start_records;
+    for (const TuneTask& t : tasks) transfer.skip.insert(t.hash);
+    TF_ASSIGN_OR_RETURN(TransferSet set, CollectTransferRecords(db_, policy_.get(), transfer));
+    if (!set.records.empty()) {
+      Status st = model_->WarmStart(set.records);
+      if (!st.ok()) return Status(st.code(), "warm-starting the cost model: " + st.message());
+    }
+    transfer_records_ = int(set.records.size());
+    transfer_workloads_ = set.workloads;
+  }
   int resumed = 0;
   for (size_t i = 0; i < tasks.size(); ++i) {
     auto state = std::make_unique<TaskState>();

@@ -79,6 +79,9 @@ class CostModel {
   virtual Result<std::vector<double>> PredictFeatures(const FeatureMatrix& x) = 0;
   virtual Status Save(const std::string& path) const = 0;
   virtual Status Load(const std::string& path) = 0;
+  // Transfer: learns from records of other workloads measured on the same
+  // target before this workload has any. Models that cannot transfer ignore it.
+  virtual Status WarmStart(const std::vector<MeasuredCandidate>& records) { return Status::OK(); }
 };
 
 struct XGBoostCostModelOptions {
@@ -97,7 +100,7 @@ class XGBoostCostModel : public CostModel {
 
   // Transfer: seeds the dataset with records of other workloads measured on
   // the same target and trains on them.
-  Status WarmStart(const std::vector<MeasuredCandidate>& records);
+  Status WarmStart(const std::vector<MeasuredCandidate>& records) override;
   Status Update(const std::vector<MeasuredCandidate>& measured) override;
   Result<std::vector<double>> Predict(const std::vector<const ir::PrimFunc*>& lowered) override;
   Result<std::vector<double>> PredictFeatures(const FeatureMatrix& x) override;

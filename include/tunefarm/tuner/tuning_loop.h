@@ -47,6 +47,9 @@ struct TuneOptions {
   MeasureOptions measure;
   uint64_t seed = 1;
   std::string config_dir;     // sketch rule sets (configs/)
+  // Records of other workloads (same target and device) the cost model learns
+  // from before the first batch; 0 turns transfer off.
+  int warm_start_records = 1000;
   std::string worker_name = "local";  // records' worker when the measurer names none
   std::string device = "cpu";         // records' device; resuming reads only this device's records
 };
@@ -86,6 +89,9 @@ class TuningLoop {
   Status Run(std::vector<TuneTask> tasks, const std::atomic<bool>& stop,
              const std::function<void(const Progress&)>& on_progress);
   const std::vector<TaskStatus>& status() const { return status_; }
+  // Transfer: records of other workloads the model was warm-started with.
+  int transfer_records() const { return transfer_records_; }
+  int transfer_workloads() const { return transfer_workloads_; }
 
  private:
   struct TaskState;
@@ -100,6 +106,8 @@ class TuningLoop {
   std::unique_ptr<SketchPolicy> policy_;
   std::vector<std::unique_ptr<TaskState>> states_;
   std::vector<TaskStatus> status_;
+  int transfer_records_ = 0;
+  int transfer_workloads_ = 0;
 };
 
 }  // namespace tunefarm::tuner

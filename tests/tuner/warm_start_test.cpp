@@ -1,0 +1,117 @@
+// Transfer: a tuning loop on a new workload learns first from the log's
+// records of other workloads on the same target and device, and only those.
+#include "tunefarm/tuner/warm_start.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "tunefarm/compiler/workload_parser.h"
+#include "tunefarm/database/database.h"
+#include "tunefarm/tuner/tuning_loop.h"
+#include "tunefarm/worker/test_device.h"
+
+namespace tunefarm::tuner {
+namespace {
+
+namespace fs = std::filesystem;
+
+Workload Matmul(int m) {
+  auto w = ParseWorkload("workload mm(M = " + std::to_string(m) +
+                         ", N = 32, K = 16) {\n  A = input f32[M, K]\n  B = input f32[K, N]\n"
+                         "  C[i, j] = sum(k: K) A[i, k] * B[k, j]\n  output C\n}\n");
+  EXPECT_TRUE(w.ok()) << w.status().ToString();
+  return *w;
+}
+
+class WarmStartTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = fs::temp_directory_path() / ("tunefarm_warm_" + std::to_string(::getpid()) + ".db");
+    fs::remove(path_);
+    auto db = database::Database::Open(path_.string());
+    ASSERT_TRUE(db.ok());
+    db_ = std::move(db).value();
+  }
+  void TearDown() override {
+    db_.reset();
+    fs::remove(path_);
+    fs::remove(path_.string() + "-wal");
+    fs::remove(path_.string() + "-shm");
+  }
+  // Tunes `w` for `trials` on the test device (synthetic times), as `device`.
+  TuningLoop Tune(const Workload& w, int trials, const std::string& device, int warm_start,
+                  costmodel::CostModel* model, TestDeviceMeasurer* measurer) {
+    TuneOptions o;
+    o.target = Target::Host();
+    o.trials = trials;
+    o.batch_size = 8;
+    o.device = device;
+    o.warm_start_records = warm_start;
+    o.search.population = 32;
+    return TuningLoop(o, db_.get(), measurer, model);
+  }
+  fs::path path_;
+  std::unique_ptr<database::Database> db_;
+};
+
+TEST_F(WarmStartTest, NewWorkloadLearnsFromOtherWorkloadsOfTheSameDevice) {
+  TestDeviceMeasurer measurer;
+  std::atomic<bool> stop{false};
+  {
+    costmodel::XGBoostCostModel model;
+    TuningLoop a = Tune(Matmul(64), 24, "dev-a", 1000, &model, &measurer);
+    ASSERT_TRUE(a.Run({*MakeTuneTask(Matmul(64))}, stop, nullptr).ok());
+    EXPECT_EQ(a.transfer_records(), 0);  // nothing else in the log yet
+  }
+  {
+    costmodel::XGBoostCostModel model;
+    TuningLoop other = Tune(Matmul(96), 16, "dev-b", 1000, &model, &measurer);
+    ASSERT_TRUE(other.Run({*MakeTuneTask(Matmul(96))}, stop, nullptr).ok());
+    EXPECT_EQ(other.transfer_records(), 0) << "dev-a's records were taken for dev-b";
+  }
+  costmodel::XGBoostCostModel model;
+  TuningLoop b = Tune(Matmul(48), 8, "dev-a", 1000, &model, &measurer);
+  ASSERT_TRUE(b.Run({*MakeTuneTask(Matmul(48))}, stop, nullptr).ok());
+  EXPECT_EQ(b.transfer_records(), 24);  // all of mm64's on dev-a, none of dev-b's
+  EXPECT_EQ(b.transfer_workloads(), 1);
+
+  costmodel::XGBoostCostModel off;
+  TuningLoop c = Tune(Matmul(40), 8, "dev-a", 0, &off, &measurer);
+  ASSERT_TRUE(c.Run({*MakeTuneTask(Matmul(40))}, stop, nullptr).ok());
+  EXPECT_EQ(c.transfer_records(), 0);
+}
+
+TEST_F(WarmStartTest, CollectsEvenlyAndSkipsTheJobsOwnWorkloads) {
+  TestDeviceMeasurer measurer;
+  std::atomic<bool> stop{false};
+  for (int m : {64, 80}) {
+    costmodel::XGBoostCostModel model;
+    TuningLoop loop = Tune(Matmul(m), 24, "dev", 0, &model, &measurer);
+    ASSERT_TRUE(loop.Run({*MakeTuneTask(Matmul(m))}, stop, nullptr).ok());
+  }
+  auto policy = MakeSketchPolicy(Target::Host(), "");
+  ASSERT_TRUE(policy.ok());
+  TransferOptions o;
+  o.target = RecordTarget(Target::Host()).target;
+  o.device = "dev";
+  o.max_records = 1000;
+  o.max_per_workload = 10;
+  auto set = CollectTransferRecords(db_.get(), policy->get(), o);
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  EXPECT_EQ(set->records.size(), 20u);
+  EXPECT_EQ(set->workloads, 2);
+  o.skip.insert(MakeTuneTask(Matmul(64))->hash);
+  set = CollectTransferRecords(db_.get(), policy->get(), o);
+  ASSERT_TRUE(set.ok());
+  EXPECT_EQ(set->records.size(), 10u);
+  for (const auto& r : set->records) EXPECT_EQ(r.workload_key, MakeTuneTask(Matmul(80))->hash);
+  o.target = "llvm -mtriple=aarch64-linux-gnu -mcpu=neoverse-v1";
+  set = CollectTransferRecords(db_.get(), policy->get(), o);
+  ASSERT_TRUE(set.ok());
+  EXPECT_TRUE(set->records.empty());
+}
+
+}  // namespace
+}  // namespace tunefarm::tuner
