@@ -20,7 +20,8 @@ Result<CpuSketchConfig> LoadCpuSketchConfig(const std::string& path) {
   CpuSketchConfig c;
   static const std::set<std::string> kKeys = {"spatial_levels", "reduce_levels", "max_vector_lanes", "max_inner_tile",
                                               "max_reduce_inner_tile", "unroll_steps", "cache_write", "inline_elementwise",
-                                              "vector_lanes", "max_vector_register_tile"};
+                                              "vector_lanes", "max_vector_register_tile",
+                                              "rfactor_max_spatial", "rfactor_min_reduction"};
   for (const auto& [key, value] : table) {
     if (!kKeys.count(std::string(key.str()))) {
       return Status::InvalidArgument(path + ": unknown key '" + std::string(key.str()) + "'");
@@ -55,6 +56,8 @@ Result<CpuSketchConfig> LoadCpuSketchConfig(const std::string& path) {
   TF_RETURN_IF_ERROR(get_int("max_vector_register_tile", 1, 64, &c.max_vector_register_tile));
   TF_RETURN_IF_ERROR(get_int("max_inner_tile", 1, 1024, &c.max_inner_tile));
   TF_RETURN_IF_ERROR(get_int("max_reduce_inner_tile", 1, 4096, &c.max_reduce_inner_tile));
+  TF_RETURN_IF_ERROR(get_int("rfactor_max_spatial", 0, int64_t(1) << 40, &c.rfactor_max_spatial));
+  TF_RETURN_IF_ERROR(get_int("rfactor_min_reduction", 1, int64_t(1) << 40, &c.rfactor_min_reduction));
   TF_RETURN_IF_ERROR(get_bool("cache_write", &c.cache_write));
   TF_RETURN_IF_ERROR(get_bool("inline_elementwise", &c.inline_elementwise));
   if (const toml::node* n = table.get("unroll_steps")) {

@@ -4,6 +4,8 @@
 //      fused parallel loop, a local accumulator (or the fusible element-wise
 //      consumer) placed at a sampled tile level, the innermost spatial tile
 //      vectorized and an auto-unroll step sampled;
+//   2a. rfactor of reductions with few outputs and a long reduction: partial
+//      sums one per vector lane (vectorized) or one per parallel task;
 //   3. every other block: spatial loops fused, parallel outside, vectorized inside.
 #include <algorithm>
 #include <map>
@@ -116,7 +118,17 @@ class CpuSketchPolicy : public SketchPolicy {
       if (found == blocks.end()) continue;
       const BlockInfo& info = *found;
       size_t spatial = 0;
-      for (const IterVar& iv : info.block->iter_vars) spatial += iv.kind == IterKind::kSpatial;
+      int64_t outputs = 1, reduced = 1;
+      for (const IterVar& iv : info.block->iter_vars) {
+        spatial += iv.kind == IterKind::kSpatial;
+        (iv.kind == IterKind::kSpatial ? outputs : reduced) *= iv.extent;
+      }
+      // Rule 2a: few outputs, a long reduction: factor it into partial sums.
+      if (outputs <= config_.rfactor_max_spatial && reduced >= config_.rfactor_min_reduction) {
+        TF_ASSIGN_OR_RETURN(std::string rf_name, FactorReduction(sch, name, spatial, reduced));
+        handled.insert(rf_name);
+        continue;  // the original block, now reducing partials, is left to rule 3
+      }
       if (spatial == 0) continue;
       // A single element-wise consumer reading the result in place is fused into the tile.
       std::string fused_consumer;
@@ -310,6 +322,49 @@ class CpuSketchPolicy : public SketchPolicy {
       TF_RETURN_IF_ERROR(sch.PackLayout(copy, dim, lanes, dim));
     }
     return Status::OK();
+  }
+
+  // Rule 2a. The reduction loops are fused and split; one part becomes a
+  // spatial loop of a new "<name>_rf" block holding partial results:
+  //   vector mode: the inner `vector_lanes` part, vectorized (one partial per
+  //     lane breaks the chain of dependent adds into whole-vector adds);
+  //   task mode: the outer part, moved outermost and parallel (one partial
+  //     per task).
+  // Returns the rf block's name.
+  Result<std::string> FactorReduction(Schedule& sch, const std::string& name, size_t n_spatial,
+                                      int64_t reduced) const {
+    TF_ASSIGN_OR_RETURN(BlockRV block, sch.GetBlock(name));
+    TF_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch.GetLoops(block));
+    if (loops.size() <= n_spatial) return Status::FailedPrecondition("no reduction loop to factor in '" + name + "'");
+    std::vector<LoopRV> reduce(loops.begin() + long(n_spatial), loops.end());
+    LoopRV r = reduce[0];
+    if (reduce.size() > 1) {
+      TF_ASSIGN_OR_RETURN(r, sch.Fuse(reduce));
+    }
+    const int64_t lanes = config_.vector_lanes;
+    std::vector<int64_t> modes = {1};  // task mode always applies
+    if (reduced % lanes == 0) modes.push_back(0);
+    TF_ASSIGN_OR_RETURN(ValueRV mode_rv, sch.SampleCategorical(modes, std::vector<double>(modes.size(), 1.0)));
+    if (sch.Get(mode_rv) == 0) {
+      TF_ASSIGN_OR_RETURN(std::vector<LoopRV> parts, sch.Split(r, {-1, lanes}));
+      TF_ASSIGN_OR_RETURN(BlockRV rf, sch.RFactor(parts[1], 0));
+      TF_ASSIGN_OR_RETURN(std::vector<LoopRV> rf_loops, sch.GetLoops(rf));
+      TF_RETURN_IF_ERROR(sch.Vectorize(rf_loops.back()));
+      return sch.BlockName(rf);
+    }
+    // Task mode: enough tasks for every core, each summing a long stretch.
+    TF_ASSIGN_OR_RETURN(std::vector<ValueRV> f, sch.SamplePerfectTile(r, 2, std::max<int64_t>(1, reduced / 2)));
+    TF_ASSIGN_OR_RETURN(std::vector<LoopRV> parts, sch.Split(r, std::vector<Factor>(f.begin(), f.end())));
+    TF_ASSIGN_OR_RETURN(BlockRV rf, sch.RFactor(parts[0], 0));
+    TF_ASSIGN_OR_RETURN(std::vector<LoopRV> rf_loops, sch.GetLoops(rf));
+    // rf loops: the original spatial loops, the factored loop, the rest.
+    std::vector<LoopRV> order = {rf_loops[n_spatial]};
+    for (size_t i = 0; i < rf_loops.size(); ++i) {
+      if (i != n_spatial) order.push_back(rf_loops[i]);
+    }
+    TF_RETURN_IF_ERROR(sch.Reorder(order));
+    TF_RETURN_IF_ERROR(sch.Parallel(rf_loops[n_spatial]));
+    return sch.BlockName(rf);
   }
 
   Status ParallelizeAndVectorize(Schedule& sch, const std::string& name) const {

@@ -105,6 +105,39 @@ std::string Name(const ::testing::TestParamInfo<std::string>& info) {
 
 INSTANTIATE_TEST_SUITE_P(Suite, SketchSuiteTest, ::testing::ValuesIn(SuiteFiles()), Name);
 
+// Rule 2a on the full-size matrix norm (one output, 65,536 reduced elements):
+// both rfactor modes are sampled, and both compute the norm through the JIT.
+TEST(SketchRFactorTest, FewOutputsLongReductionGetPartialSums) {
+  auto w = ParseWorkloadFile(std::string(TUNEFARM_SOURCE_DIR) + "/configs/workloads/nrm.tf");
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  auto f = LowerToPrimFunc(*w);
+  ASSERT_TRUE(f.ok());
+  auto policy = MakeCpuSketchPolicy();
+  EvolutionarySearch search(*f, policy.get(), SearchOptions{}, 5);
+  int vector_mode = 0, task_mode = 0;
+  for (int i = 0; i < 24; ++i) {
+    auto c = search.Sample();
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    std::string text = ir::ToString(c->func);
+    ASSERT_NE(text.find("sq_rf"), std::string::npos) << text;
+    bool vectorized = text.find("vectorized") != std::string::npos;
+    bool parallel = text.find("parallel") != std::string::npos;
+    vector_mode += vectorized;
+    task_mode += parallel && !vectorized;
+    if (i < 6) ExpectSameAsDefault(*f, c->func, /*jit=*/true);
+  }
+  EXPECT_GE(vector_mode, 3);
+  EXPECT_GE(task_mode, 3);
+  // Off in the rule set: no rf block.
+  CpuSketchConfig off;
+  off.rfactor_max_spatial = 0;
+  auto plain = MakeCpuSketchPolicy(off);
+  EvolutionarySearch plain_search(*f, plain.get(), SearchOptions{}, 5);
+  auto c = plain_search.Sample();
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(ir::ToString(c->func).find("_rf"), std::string::npos);
+}
+
 TEST(EvolutionarySearchTest, BatchesNeverRepeatMeasuredPrograms) {
   ir::PrimFunc f = ShrunkDefault(std::string(TUNEFARM_SOURCE_DIR) + "/configs/workloads/gmm_512.tf");
   auto policy = MakeCpuSketchPolicy();

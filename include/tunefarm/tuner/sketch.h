@@ -32,6 +32,10 @@ struct CpuSketchConfig {
   std::vector<int64_t> unroll_steps = {0, 16, 64, 512};  // auto-unroll candidates
   bool cache_write = true;             // local accumulators for reductions
   bool inline_elementwise = true;      // compute_inline element-wise producers
+  // rfactor for reductions with little spatial parallelism: at most this many
+  // output elements, over at least rfactor_min_reduction reduced elements.
+  int64_t rfactor_max_spatial = 64;
+  int64_t rfactor_min_reduction = 1024;
 };
 
 // Reads a rule-set file; a missing key keeps its default, an unknown key or a
