@@ -22,8 +22,24 @@ struct JobsFlags {
   bool watch = false;
 };
 
-int Fail(const std::string& what, const grpc::Status& st) {
-  fmt::print(stderr, "error: {}: {} ({})\n", what, st.error_message(), int(st.error_code()));
+// The daemon's answer, plus what to do about the common ones.
+int Fail(const std::string& what, const grpc::Status& st, const ClientFlags& f) {
+  std::string hint;
+  switch (st.error_code()) {
+    case grpc::StatusCode::UNAVAILABLE:
+      hint = fmt::format("\n  is `tunefarm serve` running at {}? Over TLS, --ca must be the CA that signed its "
+                         "certificate; plaintext needs --insecure on both sides", f.tuner);
+      break;
+    case grpc::StatusCode::UNAUTHENTICATED:
+      hint = "\n  pass --token-file with a client token from the daemon's [auth] client_tokens, or --cert/--key";
+      break;
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      hint = fmt::format("\n  no answer within --timeout {} s", f.timeout_s);
+      break;
+    default:
+      break;
+  }
+  fmt::print(stderr, "error: {}: {}{}\n", what, st.error_message(), hint);
   return st.error_code() == grpc::StatusCode::INTERNAL ? kExitInternalError : kExitUserError;
 }
 
@@ -38,7 +54,7 @@ void PrintJob(const v1::Job& job) {
 }
 
 // Streams the job's progress until it ends; exit code from its final status.
-int Watch(v1::Tuner::Stub& stub, const rpc::ClientSecurity& sec, const std::string& id) {
+int Watch(v1::Tuner::Stub& stub, const rpc::ClientSecurity& sec, const std::string& id, const ClientFlags& flags) {
   grpc::ClientContext ctx;
   rpc::PrepareCall(&ctx, sec, 7 * 24 * 3600.0);  // a watch lasts as long as the job
   auto reader = stub.WatchJob(&ctx, [&] { v1::GetJobRequest r; r.set_job_id(id); return r; }());
@@ -50,7 +66,7 @@ int Watch(v1::Tuner::Stub& stub, const rpc::ClientSecurity& sec, const std::stri
                job.eta_s());
   }
   grpc::Status st = reader->Finish();
-  if (!st.ok()) return Fail("watching job " + id, st);
+  if (!st.ok()) return Fail("watching job " + id, st, flags);
   PrintJob(job);
   return job.status() == "done" ? kExitOk : kExitUserError;
 }
@@ -85,17 +101,17 @@ int Run(const std::string& action, const JobsFlags& f) {
     req.set_job_id(f.job_id);
     v1::Job job;
     grpc::Status st = stub->SubmitJob(&ctx, req, &job);
-    if (!st.ok()) return Fail("submitting the job", st);
+    if (!st.ok()) return Fail("submitting the job", st, f.client);
     fmt::print("{}\n", job.job_id());
-    return f.watch ? Watch(*stub, sec, job.job_id()) : kExitOk;
+    return f.watch ? Watch(*stub, sec, job.job_id(), f.client) : kExitOk;
   }
-  if (action == "watch") return Watch(*stub, sec, f.job_id);
+  if (action == "watch") return Watch(*stub, sec, f.job_id, f.client);
   if (action == "cancel" || action == "get") {
     v1::GetJobRequest req;
     req.set_job_id(f.job_id);
     v1::Job job;
     grpc::Status st = action == "cancel" ? stub->CancelJob(&ctx, req, &job) : stub->GetJob(&ctx, req, &job);
-    if (!st.ok()) return Fail(action + " " + f.job_id, st);
+    if (!st.ok()) return Fail(action + " " + f.job_id, st, f.client);
     PrintJob(job);
     return kExitOk;
   }
@@ -104,7 +120,7 @@ int Run(const std::string& action, const JobsFlags& f) {
     req.set_status(f.status);
     v1::ListJobsResponse resp;
     grpc::Status st = stub->ListJobs(&ctx, req, &resp);
-    if (!st.ok()) return Fail("listing jobs", st);
+    if (!st.ok()) return Fail("listing jobs", st, f.client);
     if (resp.jobs().empty()) fmt::print("no jobs\n");
     for (const v1::Job& job : resp.jobs()) PrintJob(job);
     return kExitOk;
@@ -112,7 +128,7 @@ int Run(const std::string& action, const JobsFlags& f) {
   // fleet status
   v1::FleetStatusResponse resp;
   grpc::Status st = stub->FleetStatus(&ctx, v1::FleetStatusRequest(), &resp);
-  if (!st.ok()) return Fail("reading the fleet status", st);
+  if (!st.ok()) return Fail("reading the fleet status", st, f.client);
   fmt::print("{:<28} {:<16} {:<6} {:>9} {:>9} {:>7} {:>9} {:>10}\n", "worker", "device key", "device", "in flight",
              "measured", "errors", "per s", "last seen");
   for (const v1::WorkerStatus& w : resp.workers()) {

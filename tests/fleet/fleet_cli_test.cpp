@@ -1,0 +1,140 @@
+// `tunefarm jobs` and `tunefarm fleet status` against a running daemon, and
+// every user-facing error of these clients (a message saying what to do,
+// exit code 1).
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <regex>
+
+#include "fleet_harness.h"
+
+namespace tunefarm::fleet_test {
+namespace {
+
+struct Output {
+  int code = -1;
+  std::string text;  // stdout and stderr together
+};
+
+Output RunCli(const std::string& args) {
+  std::string cmd = TunefarmBinary() + " " + args + " 2>&1";
+  Output out;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return out;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.text.append(buf.data(), n);
+  int status = pclose(p);
+  out.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+class FleetCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("tunefarm_fleetcli_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    port_ = FreePort();
+    DaemonOptions o;
+    o.tls = false;  // loopback plaintext with tokens: what one machine runs
+    daemon_ = StartDaemon(WriteFleetConfig(dir_, port_, dir_ / "farm.db", o), dir_ / "daemon.log");
+    std::ofstream(dir_ / "client.token") << "client-token-0123456789\n";
+    std::ofstream(dir_ / "mm.tf") << SmallMatmul(32, 16, 16);
+    client_ = " --insecure --tuner 127.0.0.1:" + std::to_string(port_) + " --token-file " + P("client.token");
+  }
+  void TearDown() override {
+    worker_.reset();
+    daemon_.reset();
+    if (!HasFailure()) fs::remove_all(dir_);
+  }
+  std::string P(const std::string& name) const { return (dir_ / name).string(); }
+
+  fs::path dir_;
+  int port_ = 0;
+  std::string client_;
+  std::unique_ptr<Child> daemon_, worker_;
+};
+
+TEST_F(FleetCli, SubmitWatchListGetStatusAndCancel) {
+  WorkerOptions wo;
+  wo.tls = false;
+  worker_ = StartWorker(dir_, port_, wo, dir_ / "worker.log");
+  Output submit = RunCli("jobs submit " + P("mm.tf") + " --device-key test-key --trials 24 --job-id cli-job --watch" + client_);
+  ASSERT_EQ(submit.code, 0) << submit.text << daemon_->Log() << worker_->Log();
+  EXPECT_NE(submit.text.find("cli-job"), std::string::npos);
+  EXPECT_TRUE(std::regex_search(submit.text, std::regex("cli-job +done +24/24"))) << submit.text;
+  EXPECT_NE(submit.text.find("GFLOP/s"), std::string::npos);
+
+  Output list = RunCli("jobs list --status done" + client_);
+  ASSERT_EQ(list.code, 0) << list.text;
+  EXPECT_NE(list.text.find("cli-job"), std::string::npos) << list.text;
+  Output get = RunCli("jobs get cli-job" + client_);
+  EXPECT_EQ(get.code, 0);
+  EXPECT_NE(get.text.find("record #"), std::string::npos) << get.text;
+
+  Output fleet = RunCli("fleet status" + client_);
+  ASSERT_EQ(fleet.code, 0) << fleet.text;
+  EXPECT_NE(fleet.text.find("test-key"), std::string::npos) << fleet.text;
+  EXPECT_NE(fleet.text.find("1 worker(s)"), std::string::npos) << fleet.text;
+
+  // No worker has this key: the job waits, and cancelling it ends it.
+  Output waiting = RunCli("jobs submit " + P("mm.tf") + " --device-key nobody --trials 8 --job-id stuck" + client_);
+  ASSERT_EQ(waiting.code, 0) << waiting.text;
+  Output cancel = RunCli("jobs cancel stuck" + client_);
+  ASSERT_EQ(cancel.code, 0) << cancel.text;
+  EXPECT_TRUE(std::regex_search(cancel.text, std::regex("stuck +cancelled"))) << cancel.text;
+  Output cancelled = RunCli("jobs list --status cancelled" + client_);
+  EXPECT_NE(cancelled.text.find("stuck"), std::string::npos) << cancelled.text;
+}
+
+TEST_F(FleetCli, ClientMistakesGetClearMessages) {
+  // Nothing listens there.
+  Output down = RunCli("jobs list --insecure --tuner 127.0.0.1:" + std::to_string(FreePort()) + " --timeout 3");
+  EXPECT_EQ(down.code, 1);
+  EXPECT_NE(down.text.find("is `tunefarm serve` running at"), std::string::npos) << down.text;
+  // No token, a wrong token.
+  Output anonymous = RunCli("jobs list --insecure --tuner 127.0.0.1:" + std::to_string(port_));
+  EXPECT_EQ(anonymous.code, 1);
+  EXPECT_NE(anonymous.text.find("--token-file"), std::string::npos) << anonymous.text;
+  std::ofstream(dir_ / "wrong.token") << "this-is-not-the-token\n";
+  Output wrong = RunCli("jobs list --insecure --tuner 127.0.0.1:" + std::to_string(port_) + " --token-file " + P("wrong.token"));
+  EXPECT_EQ(wrong.code, 1);
+  EXPECT_NE(wrong.text.find("not valid"), std::string::npos) << wrong.text;
+  // Missing token file, empty token file.
+  Output missing = RunCli("jobs list --insecure --tuner 127.0.0.1:1 --token-file " + P("nope.token"));
+  EXPECT_EQ(missing.code, 1);
+  EXPECT_NE(missing.text.find("nope.token"), std::string::npos) << missing.text;
+  std::ofstream(dir_ / "empty.token") << "\n";
+  Output empty = RunCli("jobs list --insecure --tuner 127.0.0.1:1 --token-file " + P("empty.token"));
+  EXPECT_EQ(empty.code, 1);
+  EXPECT_NE(empty.text.find("is empty"), std::string::npos) << empty.text;
+  // TLS without --ca; plaintext to a remote address.
+  Output no_ca = RunCli("jobs list --tuner farm.example:7878");
+  EXPECT_EQ(no_ca.code, 1);
+  EXPECT_NE(no_ca.text.find("--ca"), std::string::npos) << no_ca.text;
+  Output remote_plain = RunCli("jobs list --insecure --tuner 10.1.2.3:7878");
+  EXPECT_EQ(remote_plain.code, 1);
+  EXPECT_NE(remote_plain.text.find("loopback"), std::string::npos) << remote_plain.text;
+  // A broken workload: the daemon names the line and column.
+  std::ofstream(dir_ / "broken.tf") << "workload w(M = 4) {\n  A = input f32[M]\n  B[i] = A[i] +\n  output B\n}\n";
+  Output broken = RunCli("jobs submit " + P("broken.tf") + " --device-key k" + client_);
+  EXPECT_EQ(broken.code, 1);
+  EXPECT_TRUE(std::regex_search(broken.text, std::regex("workloads\\[0\\]:[0-9]+:[0-9]+"))) << broken.text;
+  // Unknown job.
+  Output unknown = RunCli("jobs watch no-such-job" + client_);
+  EXPECT_EQ(unknown.code, 1);
+  EXPECT_NE(unknown.text.find("no job 'no-such-job'"), std::string::npos) << unknown.text;
+  // Worker mistakes: no certificate over TLS, plaintext to a remote tuner.
+  Output worker_tls = RunCli("worker --tuner 127.0.0.1:1 --ca " + P("nothing.pem"));
+  EXPECT_EQ(worker_tls.code, 1) << worker_tls.text;
+  Output worker_remote = RunCli("worker --tuner 10.1.2.3:7878 --insecure");
+  EXPECT_EQ(worker_remote.code, 1) << worker_remote.text;
+  EXPECT_NE(worker_remote.text.find("loopback"), std::string::npos) << worker_remote.text;
+}
+
+}  // namespace
+}  // namespace tunefarm::fleet_test
