@@ -107,11 +107,13 @@ class FleetE2E : public ::testing::Test {
 };
 
 TEST_F(FleetE2E, FourWorkersOneKilledMidJobEveryTrialRecordedOnce) {
+  // Real CPU workers: candidates are compiled, run isolated, checked and timed.
   WorkerOptions wo;
-  wo.extra = {"--test-latency-ms", "150"};
+  wo.device = "cpu";
+  wo.device_key = "cpu-e2e";
   StartFleet(4, wo);
   v1::Job job;
-  grpc::Status st = Submit("four", 96, &job);
+  grpc::Status st = Submit("four", 96, &job, "cpu-e2e");
   ASSERT_TRUE(st.ok()) << st.error_message();
   // Kill a worker while every worker holds candidates, past the first batches.
   bool killed = false;
@@ -134,8 +136,12 @@ TEST_F(FleetE2E, FourWorkersOneKilledMidJobEveryTrialRecordedOnce) {
   EXPECT_EQ(fs.workers_size(), 3);
   EXPECT_GE(fs.redispatched(), 1) << "the killed worker's candidates were not re-dispatched";
   ASSERT_EQ(job.tasks_size(), 1);
+  EXPECT_GT(job.tasks(0).speedup(), 1.0) << "tuning found nothing faster than the default schedule";
   auto records = Records(job.tasks(0).workload_hash());
   ExpectOneRecordPerTrial(records, 96);
+  int ok = 0;
+  for (const auto& r : records) ok += r.ok();
+  EXPECT_GE(ok, 90) << "measurements failed on healthy workers";
   std::set<std::string> measured_by;
   for (const auto& r : records) measured_by.insert(r.worker);
   EXPECT_GE(measured_by.size(), 4u) << "all four workers measured before one was killed";
@@ -143,10 +149,11 @@ TEST_F(FleetE2E, FourWorkersOneKilledMidJobEveryTrialRecordedOnce) {
 
 TEST_F(FleetE2E, DaemonKilledMidJobResumesAndWorkersReconnect) {
   WorkerOptions wo;
-  wo.extra = {"--test-latency-ms", "100"};
+  wo.device = "cpu";
+  wo.device_key = "cpu-e2e";
   StartFleet(2, wo);
   v1::Job job;
-  ASSERT_TRUE(Submit("resume", 80, &job).ok());
+  ASSERT_TRUE(Submit("resume", 80, &job, "cpu-e2e").ok());
   job = WaitForJob(*stub_, sec_, "resume", 120, [](const v1::Job& j) { return j.trials_done() >= 32; });
   ASSERT_GE(job.trials_done(), 32) << Logs();
   std::string hash = job.tasks(0).workload_hash();
@@ -197,6 +204,34 @@ TEST_F(FleetE2E, WorkerWithCrashingAndHangingKernelsKeepsServing) {
   EXPECT_TRUE(workers_[0]->Alive());
   EXPECT_TRUE(workers_[1]->Alive());
   EXPECT_EQ(FleetStatus().workers_size(), 2);
+}
+
+// [builders]: a device key whose candidates the daemon builds. The worker
+// (a real CPU runner) gets objects, loads and checks them; the job completes
+// with measured records as with worker-side builds.
+TEST_F(FleetE2E, TunerBuiltDeviceKeyMeasuresObjectsBuiltByTheDaemon) {
+  WorkerOptions wo;
+  wo.device = "cpu";
+  wo.device_key = "cpu-tuner-built";
+  DaemonOptions dopt;
+  dopt.extra_toml = "[builders]\ntuner_built = [\"cpu-tuner-built\"]\nbuild_threads = 2\n";
+  StartFleet(1, wo, dopt);
+  v1::Job job;
+  grpc::Status st = Submit("tuner-built", 16, &job, "cpu-tuner-built");
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  job = WaitForJob(*stub_, sec_, "tuner-built", 240, [](const v1::Job& j) { return j.status() == "done" || j.status() == "failed"; });
+  ASSERT_EQ(job.status(), "done") << job.error() << "\n" << Logs();
+  EXPECT_NE(daemon_->Log().find("candidates are built on the tuner"), std::string::npos) << Logs();
+  ASSERT_EQ(job.tasks_size(), 1);
+  auto records = Records(job.tasks(0).workload_hash());
+  ExpectOneRecordPerTrial(records, 16);
+  int ok = 0;
+  for (const auto& r : records) {
+    if (!r.ok()) continue;
+    ++ok;
+    EXPECT_NE(r.worker.find("cpu"), std::string::npos) << "measured by " << r.worker;
+  }
+  EXPECT_GE(ok, 12) << Logs();
 }
 
 // The Compile service on a running daemon: a miss with tune_on_miss starts a
