@@ -1,10 +1,13 @@
 // JitCompile: compile a PrimFunc to machine code in memory and load it with
-// ORC LLJIT.
+// ORC LLJIT. JitLoadObject: load an object EmitObject made elsewhere (the
+// tuner daemon builds candidates for some workers) the same way.
 //
 // The object is produced by our own TargetMachine (exact CPU and features,
 // same pipeline as EmitObject) and handed to LLJIT as an object file, so the
-// JIT only links. Every symbol the generated code may call is given to the JIT
-// explicitly (absoluteSymbols): the runtime, libm, memset/memcpy. The process
+// JIT only links. Both entry points share that linking step (LoadKernel), so a
+// loaded object finds the same runtime symbols and entry as a JIT-ed one.
+// Every symbol the generated code may call is given to the JIT explicitly
+// (absoluteSymbols): the runtime, libm, memset/memcpy. The process
 // search generator is only a fallback for compiler helper routines, so the JIT
 // never depends on the executable being linked with -rdynamic.
 //
@@ -14,7 +17,9 @@
 // its lifetime bookkeeping yet.
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/Object/ObjectFile.h>
 #include <llvm/Support/MemoryBuffer.h>
+#include <llvm/TargetParser/Triple.h>
 
 #include <cmath>
 #include <cstring>
@@ -95,16 +100,9 @@ llvm::orc::SymbolMap KnownSymbols(llvm::orc::LLJIT& jit) {
   return map;
 }
 
-}  // namespace
-
-Result<std::unique_ptr<JitKernel>> JitCompile(const ir::PrimFunc& f, const Target& t, const CodegenOptions& options) {
-  if (!t.is_host()) {
-    return Status::InvalidArgument("JitCompile runs code in this process, so the target must be this host (" +
-                                   Target::Host().triple + "); got " + t.ToString());
-  }
-  TF_ASSIGN_OR_RETURN(codegen::CompiledModule m, codegen::LowerAndGenerate(f, t, options));
-  TF_ASSIGN_OR_RETURN(std::string object, codegen::EmitMachineCode(m, llvm::CGFT_ObjectFile));
-
+// Links `object` into a fresh LLJIT and finds `name`_packed in it.
+Result<std::unique_ptr<JitKernel>> LoadKernel(const std::string& object, const std::string& name, size_t num_params,
+                                              const Target& t) {
   llvm::orc::JITTargetMachineBuilder jtmb{llvm::Triple(t.triple)};
   jtmb.setCPU(t.cpu);
   auto jit_or = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(jtmb)).create();
@@ -119,15 +117,57 @@ Result<std::unique_ptr<JitKernel>> JitCompile(const ir::PrimFunc& f, const Targe
   if (!generator) return Status::Internal("cannot search this process's symbols: " + ErrorText(generator.takeError()));
   dylib.addGenerator(std::move(*generator));
 
-  if (llvm::Error e = jit->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(object, f.name + ".o"))) {
-    return Status::Internal("JIT cannot load the object for '" + f.name + "': " + ErrorText(std::move(e)));
+  if (llvm::Error e = jit->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(object, name + ".o"))) {
+    return Status::Internal("JIT cannot load the object for '" + name + "': " + ErrorText(std::move(e)));
   }
-  auto address = jit->lookup(f.name + "_packed");
+  auto address = jit->lookup(name + "_packed");
   if (!address) {
-    return Status::Internal("JIT cannot link '" + f.name + "': " + ErrorText(address.takeError()));
+    return Status::Internal("JIT cannot link '" + name + "': " + ErrorText(address.takeError()));
   }
   auto fn = address->toPtr<PackedFn>();
-  return std::unique_ptr<JitKernel>(new LLJitKernel(std::move(jit), fn, f.name, f.params.size()));
+  return std::unique_ptr<JitKernel>(new LLJitKernel(std::move(jit), fn, name, num_params));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<JitKernel>> JitCompile(const ir::PrimFunc& f, const Target& t, const CodegenOptions& options) {
+  if (!t.is_host()) {
+    return Status::InvalidArgument("JitCompile runs code in this process, so the target must be this host (" +
+                                   Target::Host().triple + "); got " + t.ToString());
+  }
+  TF_ASSIGN_OR_RETURN(codegen::CompiledModule m, codegen::LowerAndGenerate(f, t, options));
+  TF_ASSIGN_OR_RETURN(std::string object, codegen::EmitMachineCode(m, llvm::CGFT_ObjectFile));
+  return LoadKernel(object, f.name, f.params.size(), t);
+}
+
+Result<std::unique_ptr<JitKernel>> JitLoadObject(const std::string& object_bytes, const std::string& symbol,
+                                                 size_t num_params, const Target& t) {
+  if (!t.is_host()) {
+    return Status::InvalidArgument("JitLoadObject runs code in this process, so the target must be this host (" +
+                                   Target::Host().triple + "); got " + t.ToString());
+  }
+  if (symbol.empty()) return Status::InvalidArgument("JitLoadObject: no entry symbol given");
+  if (object_bytes.empty()) return Status::InvalidArgument("JitLoadObject: the object for '" + symbol + "' is empty");
+  // Parse it before the JIT does: a buffer that is not an object, or an
+  // object for another architecture, gets a plain error here rather than
+  // whatever the JIT linker makes of it.
+  auto parsed = llvm::object::ObjectFile::createObjectFile(llvm::MemoryBufferRef(object_bytes, symbol + ".o"));
+  if (!parsed) {
+    return Status::InvalidArgument("the object for '" + symbol + "' is not a valid object file: " +
+                                   ErrorText(parsed.takeError()));
+  }
+  const llvm::object::ObjectFile& obj = **parsed;
+  if (!obj.isRelocatableObject()) {
+    return Status::InvalidArgument("the object for '" + symbol + "' is not a relocatable object (" +
+                                   obj.getFileFormatName().str() + ")");
+  }
+  llvm::Triple host(t.triple);
+  if (obj.getArch() != host.getArch()) {
+    return Status::InvalidArgument("the object for '" + symbol + "' is for " +
+                                   llvm::Triple::getArchTypeName(obj.getArch()).str() + ", this host is " +
+                                   llvm::Triple::getArchTypeName(host.getArch()).str());
+  }
+  return LoadKernel(object_bytes, symbol, num_params, t);
 }
 
 }  // namespace tunefarm

@@ -66,11 +66,12 @@ v1::MeasureInput ToProto(const MeasureInput& in) {
   p.set_workload_text(in.workload_text);
   p.set_trace_text(in.trace_text);
   p.set_target(in.target);
+  p.set_object(in.object);
   return p;
 }
 
 MeasureInput FromProto(const v1::MeasureInput& p) {
-  return {p.candidate_id(), p.workload_text(), p.trace_text(), p.target()};
+  return {p.candidate_id(), p.workload_text(), p.trace_text(), p.target(), p.object()};
 }
 
 v1::MeasureResult ToProto(const MeasureResult& r) {

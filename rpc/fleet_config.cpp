@@ -1,6 +1,7 @@
 // Reading and checking fleet.toml (fleet_config.h).
 #include "tunefarm/rpc/fleet_config.h"
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -77,6 +78,28 @@ struct TableReader {
     }
     return Status::OK();
   }
+  // A list of distinct device keys (the characters a job's device_key may hold).
+  Status DeviceKeys(const char* key, std::set<std::string>* out) {
+    std::vector<std::string> keys;
+    TF_RETURN_IF_ERROR(Strings(key, &keys));
+    const toml::array* arr = table.get(key) ? table.get(key)->as_array() : nullptr;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      const toml::node& item = *arr->get(i);
+      const std::string& k = keys[i];
+      bool valid = !k.empty() && k.size() <= 128;
+      for (char c : k) {
+        valid = valid && (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == ':');
+      }
+      if (!valid) {
+        return Status::InvalidArgument(Where(name, item) + ": [" + section + "] " + key + ": '" + k +
+                                       "' is not a device key (1 to 128 of letters, digits and - _ . :)");
+      }
+      if (!out->insert(k).second) {
+        return Status::InvalidArgument(Where(name, item) + ": [" + section + "] " + key + ": '" + k + "' is listed twice");
+      }
+    }
+    return Status::OK();
+  }
   Status Done() {
     for (const auto& [key, node] : table) {
       if (!known.count(std::string(key.str()))) {
@@ -99,11 +122,11 @@ Result<FleetConfig> ParseFleetConfig(const std::string& text, const std::string&
                                    ": " + std::string(e.description()));
   }
   FleetConfig config;
-  static const std::set<std::string> kSections = {"server", "tls", "auth", "limits"};
+  static const std::set<std::string> kSections = {"server", "tls", "auth", "limits", "builders"};
   for (const auto& [key, node] : root) {
     if (!kSections.count(std::string(key.str())) || !node.is_table()) {
       return Status::InvalidArgument(Where(name, node) + ": unknown section '" + std::string(key.str()) +
-                                     "' (expected [server], [tls], [auth] or [limits])");
+                                     "' (expected [server], [tls], [auth], [limits] or [builders])");
     }
   }
   toml::table empty;
@@ -145,6 +168,12 @@ Result<FleetConfig> ParseFleetConfig(const std::string& text, const std::string&
     TF_RETURN_IF_ERROR(r.Int("compile_cache_entries", &l.compile_cache_entries, 0, 1 << 20));
     TF_RETURN_IF_ERROR(r.Int("max_running_jobs", &l.max_running_jobs, 1, 1024));
     TF_RETURN_IF_ERROR(r.Number("drain_timeout_s", &l.drain_timeout_s, 0, 3600));
+    TF_RETURN_IF_ERROR(r.Done());
+  }
+  {
+    TableReader r{name, section("builders"), "builders", {}};
+    TF_RETURN_IF_ERROR(r.DeviceKeys("tuner_built", &config.builders.tuner_built));
+    TF_RETURN_IF_ERROR(r.Int("build_threads", &config.builders.build_threads, 0, 1024));
     TF_RETURN_IF_ERROR(r.Done());
   }
   for (std::string* p : {&config.db, &config.system_db, &config.config_dir, &config.security.tls.ca,

@@ -44,6 +44,12 @@ Status Daemon::Start() {
   JobManagerOptions jo;
   jo.config_dir = config_.config_dir;
   jo.max_running_jobs = config_.limits.max_running_jobs;
+  jo.tuner_built_device_keys = config_.builders.tuner_built;
+  jo.tuner_build.build_threads = config_.builders.build_threads;
+  // An object may fill half of a candidate's share of a request to a worker;
+  // the other half is room for its workload and trace texts.
+  jo.tuner_build.max_object_bytes =
+      size_t(config_.limits.max_message_bytes) / size_t(2 * config_.limits.max_in_flight_per_worker);
   parts->jobs = std::make_unique<JobManager>(parts->db, &parts->dispatcher, jo);
   parts->tuner_service = std::make_unique<TunerServiceImpl>(parts->jobs.get(), &parts->dispatcher, config_.security);
   // A compile miss with tune_on_miss joins the job already tuning that

@@ -271,9 +271,16 @@ void JobManager::RunJob(std::shared_ptr<Job> job) {
       options.measure.min_repeat_ms = job->spec.min_repeat_ms;
       options.measure.num_threads = job->spec.num_threads;
       options.device = job->spec.device_key;
-      FleetMeasurer measurer(fleet_, job->spec.device_key, &job->abort);
+      FleetMeasurer fleet_measurer(fleet_, job->spec.device_key, &job->abort);
+      TunerSideBuildMeasurer tuner_built(&fleet_measurer, options_.tuner_build);
+      bool build_here = options_.tuner_built_device_keys.count(job->spec.device_key) > 0;
+      Measurer* measurer = build_here ? static_cast<Measurer*>(&tuner_built) : &fleet_measurer;
+      if (build_here) {
+        spdlog::info("jobs: {}: candidates are built on the tuner for {} (device key {})", id,
+                     options.target.ToString(), job->spec.device_key);
+      }
       costmodel::XGBoostCostModel model;
-      TuningLoop loop(options, db_, &measurer, &model);
+      TuningLoop loop(options, db_, measurer, &model);
       auto on_progress = [&](const Progress& p) {
         {
           std::lock_guard<std::mutex> lock(mu_);

@@ -55,17 +55,80 @@ std::optional<Result<json>> FrameDecoder::Next() {
   return Result<json>(std::move(message));
 }
 
-json ToJson(const MeasureInput& input) {
-  return {{"id", input.candidate_id}, {"workload", input.workload_text}, {"trace", input.trace_text},
-          {"target", input.target}};
+namespace {
+
+constexpr char kBase64Alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+int Base64Value(char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (c >= '0' && c <= '9') return c - '0' + 52;
+  if (c == '+') return 62;
+  if (c == '/') return 63;
+  return -1;
 }
 
-MeasureInput InputFromJson(const json& j) {
+}  // namespace
+
+std::string Base64Encode(std::string_view bytes) {
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  size_t i = 0;
+  for (; i + 3 <= bytes.size(); i += 3) {
+    uint32_t v = uint32_t(uint8_t(bytes[i])) << 16 | uint32_t(uint8_t(bytes[i + 1])) << 8 | uint8_t(bytes[i + 2]);
+    for (int shift : {18, 12, 6, 0}) out += kBase64Alphabet[(v >> shift) & 63];
+  }
+  size_t rest = bytes.size() - i;
+  if (rest > 0) {
+    uint32_t v = uint32_t(uint8_t(bytes[i])) << 16 | (rest == 2 ? uint32_t(uint8_t(bytes[i + 1])) << 8 : 0);
+    out += kBase64Alphabet[(v >> 18) & 63];
+    out += kBase64Alphabet[(v >> 12) & 63];
+    out += rest == 2 ? kBase64Alphabet[(v >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+Result<std::string> Base64Decode(std::string_view text) {
+  if (text.size() % 4 != 0) return Status::Corruption("base64 text of " + std::to_string(text.size()) + " characters");
+  std::string out;
+  out.reserve(text.size() / 4 * 3);
+  for (size_t i = 0; i < text.size(); i += 4) {
+    bool last = i + 4 == text.size();
+    int pad = last ? (text[i + 3] == '=') + (text[i + 2] == '=' && text[i + 3] == '=') : 0;
+    uint32_t v = 0;
+    for (int k = 0; k < 4; ++k) {
+      int d = k >= 4 - pad ? 0 : Base64Value(text[i + size_t(k)]);
+      if (d < 0) return Status::Corruption("invalid base64 character at offset " + std::to_string(i + size_t(k)));
+      v = v << 6 | uint32_t(d);
+    }
+    out += char(v >> 16);
+    if (pad < 2) out += char(v >> 8 & 0xff);
+    if (pad < 1) out += char(v & 0xff);
+  }
+  return out;
+}
+
+json ToJson(const MeasureInput& input) {
+  json j = {{"id", input.candidate_id}, {"workload", input.workload_text}, {"trace", input.trace_text},
+            {"target", input.target}};
+  // JSON strings must be UTF-8, so the object's bytes travel as base64 (+33%;
+  // objects are kilobytes, a batch stays far below kMaxFrameBytes).
+  if (!input.object.empty()) j["object"] = Base64Encode(input.object);
+  return j;
+}
+
+Result<MeasureInput> InputFromJson(const json& j) {
   MeasureInput in;
   in.candidate_id = j.value("id", "");
   in.workload_text = j.value("workload", "");
   in.trace_text = j.value("trace", "");
   in.target = j.value("target", "");
+  if (std::string object = j.value("object", ""); !object.empty()) {
+    auto bytes = Base64Decode(object);
+    if (!bytes.ok()) return Status::Corruption("candidate '" + in.candidate_id + "': object: " + bytes.status().message());
+    in.object = std::move(*bytes);
+  }
   return in;
 }
 

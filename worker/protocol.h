@@ -62,8 +62,13 @@ class FrameDecoder {
   size_t consumed_ = 0;  // bytes of buffer_ already decoded
 };
 
+// A candidate's `object` bytes travel base64-encoded (JSON strings are text);
+// malformed base64 is Corruption (a broken stream, not a bad candidate).
 nlohmann::json ToJson(const MeasureInput& input);
-MeasureInput InputFromJson(const nlohmann::json& j);
+Result<MeasureInput> InputFromJson(const nlohmann::json& j);
+// Standard base64 with '=' padding (RFC 4648), no line breaks.
+std::string Base64Encode(std::string_view bytes);
+Result<std::string> Base64Decode(std::string_view text);
 nlohmann::json ToJson(const MeasureOptions& options);
 MeasureOptions OptionsFromJson(const nlohmann::json& j);
 nlohmann::json ToJson(const MeasureResult& result);

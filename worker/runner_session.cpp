@@ -113,8 +113,16 @@ void Session::Build(const MeasureInput& in, int index, Built& out) {
   // TUNEFARM_RUNNER_TEST_FAULTS=1 only).
   if (out.fault == TestFault::kHangBuild) HangForever();
   if (out.fault == TestFault::kCrashBuild) ::raise(SIGSEGV);
-  auto kernel = JitCompile(out.func, target);
-  if (!kernel.ok()) return fail(MeasureErrorKind::kCompileError, kernel.status().ToString());
+  // Built elsewhere (the tuner, for a board that should not compile): load
+  // the object. The workload and trace were still needed for the parameters'
+  // shapes and the reference. A bad object is this candidate's compile error.
+  auto kernel = in.object.empty()
+                    ? JitCompile(out.func, target)
+                    : JitLoadObject(in.object, out.func.name, out.func.params.size(), target);
+  if (!kernel.ok()) {
+    std::string what = in.object.empty() ? "" : "loading the prebuilt object: ";
+    return fail(MeasureErrorKind::kCompileError, what + kernel.status().ToString());
+  }
   out.kernel = std::move(*kernel);
   out.target_threads = target.num_threads;
   out.workload = std::move(*workload);
@@ -217,7 +225,13 @@ void Session::HandleBatch(const json& request) {
     options = worker_protocol::OptionsFromJson(request.at("options"));
     build_threads = request.value("build_threads", 1);
     for (const json& c : request.at("candidates")) {
-      candidates.emplace_back(c.at("index").get<int>(), worker_protocol::InputFromJson(c));
+      auto input = worker_protocol::InputFromJson(c);
+      if (!input.ok()) {
+        channel_.Send({{"type", "error"}, {"message", "malformed batch request: " + input.status().message()}});
+        channel_.Send({{"type", "batch_done"}});
+        return;
+      }
+      candidates.emplace_back(c.at("index").get<int>(), std::move(*input));
     }
   } catch (const json::exception& e) {
     channel_.Send({{"type", "error"}, {"message", std::string("malformed batch request: ") + e.what()}});

@@ -145,7 +145,8 @@ fs::path WriteFleetConfig(const fs::path& dir, int port, const fs::path& db, con
   if (o.tls) out << "[tls]\nca = \"ca.pem\"\ncert = \"server.pem\"\nkey = \"server.key\"\n";
   out << "[auth]\nclient_tokens = " << list(o.client_tokens) << "\nworker_tokens = " << list(o.worker_tokens) << "\n"
       << "[limits]\nheartbeat_ms = " << o.heartbeat_ms << "\nlease_ms = " << o.lease_ms
-      << "\ndrain_timeout_s = " << o.drain_timeout_s << "\n";
+      << "\ndrain_timeout_s = " << o.drain_timeout_s << "\n"
+      << o.extra_toml;
   return path;
 }
 

@@ -59,6 +59,7 @@ struct DaemonOptions {
   int heartbeat_ms = 200;
   int lease_ms = 1500;
   double drain_timeout_s = 10;
+  std::string extra_toml;  // appended to fleet.toml as is (more sections, e.g. [builders])
 };
 
 // Writes fleet.toml in `dir` for a daemon on `port` logging to `db`.

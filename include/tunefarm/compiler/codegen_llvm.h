@@ -3,9 +3,10 @@
 // The generated function for PrimFunc `name` has the C signature
 //     int32_t name(void* arg0, void* arg1, ...);   // one pointer per param, returns 0
 // and a packed entry `name_packed(void** args)` with the same meaning, used
-// by the JIT. Parallel loops call tunefarm_parallel_for from the runtime library
-// (runtime.h); big allocations call tunefarm_alloc/tunefarm_free. Vectorized loops
-// become LLVM vector operations.
+// by the JIT (JitCompile, and JitLoadObject for objects EmitObject made).
+// Parallel loops call tunefarm_parallel_for from the runtime library
+// (runtime.h); big allocations call tunefarm_alloc/tunefarm_free. Vectorized
+// loops become LLVM vector operations.
 //
 // LLVM headers stay out of this file: callers compile fast.
 #pragma once
@@ -38,6 +39,17 @@ struct CodegenOptions {
 // runnable on this host (same triple).
 Result<std::unique_ptr<JitKernel>> JitCompile(const ir::PrimFunc& f, const Target& t,
                                               const CodegenOptions& options = {});
+
+// Loads a relocatable object made by EmitObject (possibly in another process or
+// on another machine) into this process with ORC LLJIT, linked against the same
+// runtime symbols as JitCompile's code. `symbol` is the PrimFunc's name (the
+// entry called is `symbol`_packed) and `num_params` its parameter count; t
+// must be this host (the object's architecture is checked against it). Bytes
+// that are not a relocatable object for this architecture are InvalidArgument;
+// an object that does not link (missing entry, unknown symbols) is Internal.
+// The object is copied: the caller may free `object_bytes` afterwards.
+Result<std::unique_ptr<JitKernel>> JitLoadObject(const std::string& object_bytes, const std::string& symbol,
+                                                 size_t num_params, const Target& t);
 
 // Lowers and emits a relocatable object file (ELF bytes) for any triple LLVM was built with.
 Result<std::string> EmitObject(const ir::PrimFunc& f, const Target& t, const CodegenOptions& options = {});

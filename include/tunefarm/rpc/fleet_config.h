@@ -5,11 +5,13 @@
 //   [auth]    client_tokens, worker_tokens        (lists of bearer tokens)
 //   [limits]  max_message_mib, max_in_flight_per_worker, heartbeat_ms, lease_ms,
 //             compile_cache_entries, max_running_jobs, drain_timeout_s
+//   [builders] tuner_built, build_threads         (device keys whose candidates the daemon compiles)
 //
 // Unknown keys and wrong types are errors naming the file, line and key, so a
 // typo never silently weakens security.
 #pragma once
 
+#include <set>
 #include <string>
 
 #include "tunefarm/common/status.h"
@@ -27,6 +29,16 @@ struct FleetLimits {
   double drain_timeout_s = 30;        // SIGTERM: how long in-flight batches may finish
 };
 
+// Where each device key's candidates are compiled. By default on the worker
+// (its runner JIT-compiles them); device keys listed in tuner_built have their
+// candidates compiled by the daemon, for the job's target, and the objects sent
+// down (small boards, cross-compiled targets): tuner::TunerSideBuildMeasurer.
+struct BuilderPlacement {
+  std::set<std::string> tuner_built;  // device keys built on the tuner
+  int build_threads = 0;              // daemon threads compiling one batch; 0: the number of CPUs
+  bool TunerBuilt(const std::string& device_key) const { return tuner_built.count(device_key) > 0; }
+};
+
 struct FleetConfig {
   std::string listen = "127.0.0.1:7878";
   std::string db = "tunefarm.db";
@@ -34,6 +46,7 @@ struct FleetConfig {
   std::string config_dir;  // sketch rule sets; empty: the installed configs/
   ServerSecurity security;
   FleetLimits limits;
+  BuilderPlacement builders;
 };
 
 // Parses `path`. Relative file paths inside are resolved against its folder.

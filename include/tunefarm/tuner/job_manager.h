@@ -2,7 +2,8 @@
 //
 // A job is a set of workloads, a target, a device key and a trial budget. It
 // is stored in the tuning log's job table when submitted, runs a TuningLoop
-// on its own thread measuring through the fleet (FleetMeasurer), and updates
+// on its own thread measuring through the fleet (FleetMeasurer; wrapped in a
+// TunerSideBuildMeasurer when its device key is tuner-built), and updates
 // its stored state after every batch. Its measurements are ordinary records,
 // committed batch by batch, so a daemon killed at any point loses nothing
 // committed and, restarted, resumes every job still pending or running
@@ -19,6 +20,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -26,6 +28,7 @@
 #include "tunefarm/common/status.h"
 #include "tunefarm/database/job.h"
 #include "tunefarm/tuner/fleet_dispatcher.h"
+#include "tunefarm/tuner/tuner_side_build.h"
 #include "tunefarm/tuner/tuning_loop.h"
 
 namespace tunefarm::database {
@@ -66,6 +69,10 @@ struct JobView {
 struct JobManagerOptions {
   std::string config_dir;   // sketch rule sets
   int max_running_jobs = 8; // more wait as pending
+  // Device keys whose candidates the daemon builds and sends to the workers as
+  // objects (fleet.toml [builders] tuner_built), and how it builds them.
+  std::set<std::string> tuner_built_device_keys;
+  TunerSideBuildOptions tuner_build;
 };
 
 class JobManager {

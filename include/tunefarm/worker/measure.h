@@ -41,6 +41,11 @@ struct MeasureInput {
   std::string workload_text;  // the workload language text
   std::string trace_text;     // Trace::ToText(); empty = default schedule
   std::string target;         // Target::ToString()
+  // A relocatable object (EmitObject bytes for `target`) already built for this
+  // candidate, e.g. by the tuner daemon for a board that should not compile;
+  // empty: the measurer builds it. The workload and trace are still needed
+  // (buffer shapes, the reference), and must be what the object was built from.
+  std::string object = {};  // "= {}": brace-initializers that stop at target need not name it
 };
 
 struct MeasureResult {

@@ -1,0 +1,147 @@
+// Candidates built on the tuner, measured by workers (tuner_side_build.h).
+// The build steps and error kinds mirror the runner's (worker/runner_session.cpp,
+// docs/measurement.md "Building") so that a record reads the same whichever
+// side built it; only the last step differs: EmitObject instead of JitCompile.
+#include "tunefarm/tuner/tuner_side_build.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "tunefarm/compiler/codegen_llvm.h"
+#include "tunefarm/compiler/lower.h"
+#include "tunefarm/compiler/schedule.h"
+#include "tunefarm/compiler/target.h"
+#include "tunefarm/compiler/trace.h"
+#include "tunefarm/compiler/workload_parser.h"
+
+namespace tunefarm::tuner {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// True if the trace has an instruction or header, not only comments and
+// blanks: a comment-only trace (a test-fault line, say) is the default
+// schedule, as in the runner.
+bool HasTraceContent(const std::string& text) {
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    size_t first = text.find_first_not_of(" \t\r", pos);
+    if (first != std::string::npos && first < end && text[first] != '#') return true;
+    pos = end + 1;
+  }
+  return false;
+}
+
+}  // namespace
+
+CandidateBuild BuildCandidateObject(const MeasureInput& in, size_t max_object_bytes) {
+  auto start = Clock::now();
+  CandidateBuild out;
+  auto fail = [&](MeasureErrorKind kind, std::string message) {
+    out.object.clear();
+    out.failure.candidate_id = in.candidate_id;
+    out.failure.error = kind;
+    out.failure.error_message = std::move(message);
+    out.failure.worker = "tuner";  // answered by the tuner's build, not by a worker
+    out.build_seconds = out.failure.build_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    return out;
+  };
+  ParseOptions parse_options;
+  parse_options.source_name = "workload";
+  auto workload = ParseWorkload(in.workload_text, parse_options);
+  if (!workload.ok()) return fail(MeasureErrorKind::kInvalidCandidate, workload.status().message());
+  // The candidate's target, not this host's: the object may be for a board.
+  Target target = Target::Host();
+  if (!in.target.empty()) {
+    auto parsed = Target::Parse(in.target);
+    if (!parsed.ok()) return fail(MeasureErrorKind::kInvalidCandidate, "target: " + parsed.status().message());
+    target = *parsed;
+  }
+  auto func = LowerToPrimFunc(*workload);
+  if (!func.ok()) return fail(MeasureErrorKind::kCompileError, "lowering: " + func.status().message());
+  ir::PrimFunc scheduled = *func;
+  if (HasTraceContent(in.trace_text)) {
+    auto trace = Trace::Parse(in.trace_text);
+    if (!trace.ok()) return fail(MeasureErrorKind::kInvalidCandidate, "trace: " + trace.status().message());
+    Schedule sch(*func);
+    Status s = trace->ApplyTo(sch);
+    if (!s.ok()) return fail(MeasureErrorKind::kInvalidCandidate, "trace: " + s.message());
+    scheduled = sch.func();
+  }
+  auto object = EmitObject(scheduled, target);
+  if (!object.ok()) return fail(MeasureErrorKind::kCompileError, "building on the tuner: " + object.status().ToString());
+  if (max_object_bytes > 0 && object->size() > max_object_bytes) {
+    return fail(MeasureErrorKind::kCompileError,
+                "building on the tuner: the object has " + std::to_string(object->size()) +
+                    " bytes, more than the " + std::to_string(max_object_bytes) +
+                    " a request to a worker may carry per candidate (raise [limits] max_message_mib or lower "
+                    "max_in_flight_per_worker)");
+  }
+  out.object = std::move(*object);
+  out.build_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return out;
+}
+
+TunerSideBuildMeasurer::TunerSideBuildMeasurer(Measurer* inner, TunerSideBuildOptions options)
+    : inner_(inner), options_(options) {}
+
+std::vector<MeasureResult> TunerSideBuildMeasurer::Measure(const std::vector<MeasureInput>& inputs,
+                                                           const MeasureOptions& options) {
+  // Build phase: every candidate of the batch, in parallel; each build has its
+  // own LLVM context (EmitObject is safe to run concurrently).
+  std::vector<CandidateBuild> built(inputs.size());
+  std::atomic<size_t> next{0};
+  auto build_worker = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < inputs.size();) built[i] = BuildCandidateObject(inputs[i], options_.max_object_bytes);
+  };
+  size_t threads = options_.build_threads > 0 ? size_t(options_.build_threads)
+                                              : size_t(std::max(1u, std::thread::hardware_concurrency()));
+  threads = std::min(threads, inputs.size());
+  if (threads <= 1) {
+    build_worker();
+  } else {
+    std::vector<std::thread> pool;
+    for (size_t t = 0; t < threads; ++t) pool.emplace_back(build_worker);
+    for (auto& t : pool) t.join();
+  }
+
+  // Failures are answered here; the rest travel with their objects.
+  std::vector<MeasureResult> results(inputs.size());
+  std::vector<MeasureInput> dispatch;
+  std::vector<size_t> dispatched_index;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!built[i].ok()) {
+      results[i] = std::move(built[i].failure);
+      continue;
+    }
+    MeasureInput in = inputs[i];
+    in.object = std::move(built[i].object);
+    dispatch.push_back(std::move(in));
+    dispatched_index.push_back(i);
+  }
+  if (dispatch.empty()) return results;
+  std::vector<MeasureResult> measured = inner_->Measure(dispatch, options);
+  // Abandoned (cancel, shutdown): answer nothing, as the inner measurer did,
+  // so that the caller records nothing of this batch.
+  if (measured.empty()) return {};
+  for (size_t k = 0; k < dispatch.size(); ++k) {
+    size_t i = dispatched_index[k];
+    if (k < measured.size()) {
+      results[i] = std::move(measured[k]);
+    } else {
+      results[i].error = MeasureErrorKind::kWorkerLost;
+      results[i].error_message = "the measurer returned " + std::to_string(measured.size()) + " results for " +
+                                 std::to_string(dispatch.size()) + " candidates";
+    }
+    results[i].candidate_id = inputs[i].candidate_id;
+    results[i].build_seconds += built[i].build_seconds;
+  }
+  return results;
+}
+
+}  // namespace tunefarm::tuner
