@@ -103,6 +103,12 @@ void Extractor::DescribeNest(uint64_t spatial_mask, double trip, double float_op
     const double bytes = level_bytes_[static_cast<size_t>(d)];
     b[kLevelFootprint] = static_cast<float>(bytes);
     b[kLevelIntensity] = bytes > 0 ? static_cast<float>(ops / bytes) : 0.f;
+    auto region_bytes = [&](const BufferAccess* a) {
+      return a ? static_cast<float>(Region(*a, d) * a->buffer->dtype.bytes()) : 0.f;
+    };
+    b[kLevelBytesOut] = region_bytes(out);
+    b[kLevelBytesIn0] = region_bytes(in[0]);
+    b[kLevelBytesIn1] = region_bytes(in[1]);
   }
 
   // Register tile under the innermost reduction loop.
@@ -163,6 +169,17 @@ void Extractor::DescribeNest(uint64_t spatial_mask, double trip, double float_op
   };
   fit(kL1Bytes, kFitL1Levels, kFitL1Iters);
   fit(kL2Bytes, kFitL2Levels, kFitL2Iters);
+  // Traffic into a cache: the fitting loops' footprint, refilled on every
+  // iteration of the loops outside them (trees cannot form this product).
+  auto fill = [&](int levels_slot) {
+    const int fitting = static_cast<int>(n[levels_slot]);
+    double outside = 1;
+    for (int d = 0; d < depth - fitting; ++d) outside *= static_cast<double>(loops_.at(d).extent);
+    return level_bytes_[static_cast<size_t>(depth - fitting)] * outside;
+  };
+  const double l1_fill = fill(kFitL1Levels), l2_fill = fill(kFitL2Levels);
+  n[kL1FillBytes] = static_cast<float>(l1_fill);
+  n[kL2FillBytes] = static_cast<float>(l2_fill);
 
   double tasks = 1, latches = 0, outer = 1;
   bool parallel = false;
@@ -187,7 +204,6 @@ void Extractor::DescribeNest(uint64_t spatial_mask, double trip, double float_op
   // Rough instruction counts (see NestFeature).
   const double elem = out ? out->buffer->dtype.bytes() : 4;
   const double native = std::max(1.0, kNativeVectorBytes / elem);
-  const double regs_per_vector = std::ceil(vec_lanes / native);
   const double accum = n[kRegTileAccum];
   n[kAccumRegisters] = static_cast<float>(std::ceil(accum / native));
   // Accumulators stay in registers across the reduction loop when the tile
@@ -199,22 +215,48 @@ void Extractor::DescribeNest(uint64_t spatial_mask, double trip, double float_op
     for (const BufferAccess& a : buffers_) autovec = autovec && StrideAlong(a, inner) <= 1;
     n[kInnerAutoVectorizable] = autovec ? 1.f : 0.f;
   }
-  double mem = 0;
-  for (int i : order_) {
-    const BufferAccess& a = buffers_[static_cast<size_t>(i)];
-    double per_exec = a.num_accesses;
-    if (vec_lanes > 1) {
-      const double st = StrideAlong(a, v);
-      per_exec *= st == 0 ? 1 : st == 1 ? regs_per_vector : vec_lanes;
+  // Memory and float instructions with `lanes`-wide vectors along loop `vd`.
+  auto instructions = [&](double lanes, int vd, double* mem_out, double* flops_out) {
+    const double execs_all = trip / lanes, regs = std::ceil(lanes / native);
+    double mem = 0;
+    for (int i : order_) {
+      const BufferAccess& a = buffers_[static_cast<size_t>(i)];
+      double per_exec = a.num_accesses;
+      if (lanes > 1) {
+        const double st = StrideAlong(a, vd);
+        per_exec *= st == 0 ? 1 : st == 1 ? regs : lanes;
+      }
+      double execs = execs_all;
+      if (&a == out && promoted) execs /= static_cast<double>(loops_.at(r).extent);
+      mem += per_exec * execs;
     }
-    double execs = body_execs;
-    if (&a == out && promoted) execs /= static_cast<double>(loops_.at(r).extent);
-    mem += per_exec * execs;
+    *mem_out = mem;
+    *flops_out = float_ops_per_iter * execs_all * regs;
+  };
+  double mem = 0, flops = 0;
+  instructions(vec_lanes, v, &mem, &flops);
+  double eff_lanes = vec_lanes;
+  if (depth > 0 && eff_lanes == 1) {
+    const int inner = depth - 1;
+    const LoopInfo& l = loops_.at(inner);
+    bool contiguous = out && StrideAlong(*out, inner) == 1;
+    for (const BufferAccess& a : buffers_) contiguous = contiguous && StrideAlong(a, inner) <= 1;
+    if (contiguous && l.kind == ForKind::kUnrolled && l.extent <= kMaxCodegenUnroll) {
+      eff_lanes = static_cast<double>(l.extent);
+    } else if (contiguous && l.kind == ForKind::kSerial) {
+      eff_lanes = std::min(static_cast<double>(l.extent), native);
+    }
   }
-  const double flops = float_ops_per_iter * body_execs * regs_per_vector;
+  double eff_mem = mem, eff_flops = flops;
+  if (eff_lanes != vec_lanes) instructions(eff_lanes, depth - 1, &eff_mem, &eff_flops);
+  n[kEffLanes] = static_cast<float>(eff_lanes);
+  n[kEffInstrs] = static_cast<float>(eff_mem + eff_flops + latches);
+  n[kEffCycles] = static_cast<float>(std::max({eff_flops / 2, eff_mem / 2, l1_fill / 64, l2_fill / 32}) + latches);
   n[kEstMemInstrs] = static_cast<float>(mem);
   n[kEstFloatInstrs] = static_cast<float>(flops);
   n[kEstInstrs] = static_cast<float>(mem + flops + latches);
+  // Zen 5: two FMA and two load ports; L2 gives about 64 B a cycle, L3 32.
+  n[kEstCycles] = static_cast<float>(std::max({flops / 2, mem / 2, l1_fill / 64, l2_fill / 32}) + latches);
 }
 
 }  // namespace tunefarm::costmodel::detail

@@ -118,7 +118,8 @@ const char* const kTailNames[] = {"alloc_size", "alloc_prod", "alloc_outer_prod"
                                   "outer_prod", "num_loops", "auto_unroll_max_step"};
 const char* const kProgramNames[] = {"num_stores", "num_allocs", "total_float_ops", "total_unique_bytes"};
 const char* const kLevelNames[] = {"extent",     "kind",      "reduce",    "stride_out", "stride_in0", "stride_in1",
-                                   "contiguous", "broadcast", "strided",   "footprint",  "intensity"};
+                                   "contiguous", "broadcast", "strided",   "footprint",  "intensity",
+                                   "bytes_out",  "bytes_in0", "bytes_in1"};
 static_assert(std::size(kLevelNames) == kLevelFeatures);
 const char* const kNestNames[] = {"reg_tile_prod", "reg_tile_fast", "reg_tile_accum", "reg_tile_reduce_extent",
                                   "store_invariant_inner", "vec_lanes", "vec_native_multiple", "vec_lanes_mod",
@@ -126,7 +127,9 @@ const char* const kNestNames[] = {"reg_tile_prod", "reg_tile_fast", "reg_tile_ac
                                   "straight_line_prod", "fit_l1_levels", "fit_l1_iters", "fit_l2_levels",
                                   "fit_l2_iters", "parallel_tasks", "parallel_balance", "loop_latches",
                                   "body_executions", "accum_registers", "inner_auto_vectorizable",
-                                  "est_mem_instrs", "est_float_instrs", "est_instrs"};
+                                  "est_mem_instrs", "est_float_instrs", "est_instrs",
+                                  "l1_fill_bytes", "l2_fill_bytes", "est_cycles", "eff_lanes",
+                                  "eff_instrs", "eff_cycles"};
 static_assert(std::size(kNestNames) == kNestFeatures - kRegTileProd);
 
 std::string NestFeatureName(int k) {

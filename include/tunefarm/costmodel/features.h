@@ -140,6 +140,9 @@ enum LoopLevelFeature : int {
   kLevelStrided,      // buffers moved by more than one element (gather or strided access)
   kLevelFootprint,    // bytes all buffers touch with this loop and the ones inside it varying
   kLevelIntensity,    // float ops / kLevelFootprint over the same loops
+  kLevelBytesOut,     // bytes of the stored buffer's region with this loop and the ones inside it varying
+  kLevelBytesIn0,     //   the same for the read buffer with the most bytes
+  kLevelBytesIn1,     //   and the second one
   kLevelFeatures,
 };
 enum NestFeature : int {
@@ -181,6 +184,17 @@ enum NestFeature : int {
   kEstMemInstrs,
   kEstFloatInstrs,
   kEstInstrs,            // kEstMemInstrs + kEstFloatInstrs + kLoopLatches
+  // Cache traffic: the loops whose footprint fits in a cache keep their data
+  // there; every iteration of the loops outside them refills that footprint.
+  kL1FillBytes,          // bytes brought into L1: footprint of the L1-fitting loops x iterations outside them
+  kL2FillBytes,          // the same for L2
+  kEstCycles,            // max(float, memory instructions / 2, L1 fill / 64, L2 fill / 32) + loop latches
+  // The width LLVM gives the innermost loop: a vectorized loop's extent, an
+  // unrolled one's (SLP) or up to the native width for a serial one (loop
+  // vectorizer) when the store moves by 1 and every buffer by 0 or 1; 1 otherwise.
+  kEffLanes,
+  kEffInstrs,            // kEstInstrs with kEffLanes as the vector width
+  kEffCycles,            // kEstCycles with kEffLanes as the vector width
   kNestFeatures,
 };
 
@@ -196,7 +210,7 @@ enum ProgramFeature : int {
 // Pooled rows, program features, then the main store's NestFeature block.
 inline constexpr int kNestOffset = 3 * kStoreFeatures + kProgramFeatures;
 inline constexpr int kNumFeatures = kNestOffset + kNestFeatures;
-static_assert(kNumFeatures == 592, "docs/costmodel.md documents 592 features");
+static_assert(kNumFeatures == 616, "docs/costmodel.md documents 616 features");
 
 // Offset of feature `f` of the `slot`-th buffer in a store row.
 constexpr int BufferFeatureIndex(int slot, BufferFeature f) { return kBufferBase + slot * kBufferFeatures + f; }
