@@ -2,6 +2,7 @@
 #include "tunefarm/costmodel/cost_model.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace tunefarm::costmodel {
 
@@ -40,7 +41,7 @@ Status Dataset::Add(const MeasuredCandidate& c) {
   return Status::OK();
 }
 
-Dataset::TrainingSet Dataset::Build() const {
+Dataset::TrainingSet Dataset::Build(LabelKind label, double bins_per_octave) const {
   TrainingSet t;
   t.x.resize(static_cast<Eigen::Index>(size_), kNumFeatures);
   t.labels.reserve(size_);
@@ -50,7 +51,24 @@ Dataset::TrainingSet Dataset::Build() const {
     std::copy(g.features.begin(), g.features.end(), t.x.row(row).data());
     row += static_cast<Eigen::Index>(n);
     const double best = *std::max_element(g.throughput.begin(), g.throughput.end());
-    for (double tp : g.throughput) t.labels.push_back(best > 0 ? static_cast<float>(tp / best) : 0.f);
+    if (label == LabelKind::kLog || label == LabelKind::kLogBins) {
+      // Failed candidates rank below the slowest that ran.
+      double lowest = 0;
+      for (double tp : g.throughput) {
+        if (tp > 0) lowest = std::min(lowest, std::log2(tp / best));
+      }
+      for (double tp : g.throughput) {
+        double y = tp > 0 ? std::log2(tp / best) : lowest - 1;
+        if (label == LabelKind::kLogBins) y = std::floor(y * bins_per_octave);
+        t.labels.push_back(static_cast<float>(y));
+      }
+    } else {
+      const double scale = label == LabelKind::kLevels ? 31 : 1;
+      for (double tp : g.throughput) {
+        const double y = best > 0 ? scale * tp / best : 0;
+        t.labels.push_back(static_cast<float>(label == LabelKind::kLevels ? std::round(y) : y));
+      }
+    }
     t.groups.push_back(static_cast<unsigned>(n));
   }
   return t;
@@ -62,7 +80,7 @@ XGBoostCostModel::XGBoostCostModel(XGBoostCostModelOptions options) : options_(s
 
 Status XGBoostCostModel::Retrain() {
   if (dataset_.size() < options_.min_records_to_train) return Status::OK();
-  Dataset::TrainingSet t = dataset_.Build();
+  Dataset::TrainingSet t = dataset_.Build(options_.label, options_.bins_per_octave);
   return model_.Train(t.x, t.labels, t.groups, options_.params);
 }
 

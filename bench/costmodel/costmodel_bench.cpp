@@ -3,7 +3,9 @@
 //
 //   tunefarm_costmodel_bench [--records N] [--save-data FILE] [--load-data FILE]
 //                            [--objective rank:pairwise|reg:squarederror] [--rounds N] [--depth N]
-//                            [--eta X] [--subsample X] [--colsample X] [--min-child X] [--pairsample N] [--without-nest] [--remeasure N] [--dump FILE] [--first-seed N]
+//                            [--eta X] [--subsample X] [--colsample X] [--min-child X] [--pairsample N] [--seed N]
+//                            [--label normalized|log|logbins|levels] [--bins N] [--per-workload]
+//                            [--predictions FILE] [--without-nest] [--remeasure N] [--dump FILE] [--first-seed N]
 //
 // Builds a dataset of random schedules of three suite workloads at shrunk
 // shapes (gmm 128^3, dense_bias_relu 64x256x256, c2d 3x3 at C=K=32, 28x28),
@@ -15,7 +17,9 @@
 // candidates per second on one core for feature extraction + prediction
 // (from LowerForCodegen output) and for prediction alone.
 //
-// --objective and --rounds override the model's XGBoost settings (to compare).
+// --objective and --rounds override the model's XGBoost settings (to compare);
+// --label picks the training label (LabelKind), --per-workload trains one
+// model per workload, --predictions writes every held-out record's score.
 // --save-data writes "workload seed seconds" lines; --load-data replays them
 // (schedules are deterministic in their seed), to compare models on one set.
 // --without-nest zeroes the loop-nest block (ablation). --remeasure N times
@@ -63,6 +67,8 @@ struct Record {
 };
 
 XGBoostCostModelOptions g_options;
+bool g_per_workload = false;  // one model per workload instead of one for all
+std::FILE* g_predictions = nullptr;  // --predictions: "workload seed seconds score" of held-out records
 
 double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
@@ -94,11 +100,11 @@ struct Scores {
 // Trains on `train`; the metrics of `test` per workload, printed unless quiet.
 Result<std::map<std::string, Scores>> Evaluate(const char* title, const std::vector<const Record*>& train,
                                                const std::vector<const Record*>& test, bool quiet = false) {
-  XGBoostCostModel model(g_options);
-  std::vector<MeasuredCandidate> cands;
-  for (const Record* r : train) cands.push_back(ToCandidate(*r));
+  std::map<std::string, XGBoostCostModel> models;
+  std::map<std::string, std::vector<MeasuredCandidate>> cands;
+  for (const Record* r : train) cands[g_per_workload ? r->workload : ""].push_back(ToCandidate(*r));
   auto t0 = Clock::now();
-  TF_RETURN_IF_ERROR(model.Update(cands));
+  for (const auto& [key, c] : cands) TF_RETURN_IF_ERROR(models.try_emplace(key, g_options).first->second.Update(c));
   const double train_s = Since(t0);
   std::map<std::string, std::vector<const Record*>> by_workload;
   for (const Record* r : test) by_workload[r->workload].push_back(r);
@@ -112,7 +118,15 @@ Result<std::map<std::string, Scores>> Evaluate(const char* title, const std::vec
       std::copy(recs[i]->features.begin(), recs[i]->features.end(), x.row(static_cast<Eigen::Index>(i)).data());
       truth.push_back(1.0 / recs[i]->seconds);
     }
-    TF_ASSIGN_OR_RETURN(std::vector<double> scores, model.PredictFeatures(x));
+    auto it = models.find(g_per_workload ? name : "");
+    if (it == models.end()) return Status::InvalidArgument("no training records of " + name);
+    TF_ASSIGN_OR_RETURN(std::vector<double> scores, it->second.PredictFeatures(x));
+    if (g_predictions) {
+      for (size_t i = 0; i < recs.size(); ++i) {
+        std::fprintf(g_predictions, "%s %llu %.9g %.9g\n", name.c_str(), static_cast<unsigned long long>(recs[i]->seed),
+                     recs[i]->seconds, scores[i]);
+      }
+    }
     Scores m{PairwiseAccuracy(scores, truth), TopKScore(scores, truth, 1), TopKScore(scores, truth, 5)};
     if (!quiet) {
       std::printf("  %-18s held out %4zu  pairwise %.3f  top-1 %.3f  top-5 %.3f\n", name.c_str(), recs.size(),
@@ -151,6 +165,14 @@ int main(int argc, char** argv) {
       load_path = argv[++i];
     } else if (a == "--objective" && i + 1 < argc) {
       g_options.params.objective = argv[++i];
+    } else if (a == "--label" && i + 1 < argc) {
+      const std::string l = argv[++i];
+      g_options.label = l == "log"      ? LabelKind::kLog
+                        : l == "levels" ? LabelKind::kLevels
+                        : l == "logbins" ? LabelKind::kLogBins
+                                         : LabelKind::kNormalized;
+    } else if (a == "--bins" && i + 1 < argc) {
+      g_options.bins_per_octave = std::atof(argv[++i]);
     } else if (a == "--rounds" && i + 1 < argc) {
       g_options.params.num_rounds = std::atoi(argv[++i]);
     } else if (a == "--depth" && i + 1 < argc) {
@@ -163,12 +185,18 @@ int main(int argc, char** argv) {
       g_options.params.min_child_weight = std::atof(argv[++i]);
     } else if (a == "--pairsample" && i + 1 < argc) {
       g_options.params.num_pairsample = std::atoi(argv[++i]);
+    } else if (a == "--seed" && i + 1 < argc) {
+      g_options.params.seed = std::strtoull(argv[++i], nullptr, 10);
     } else if (a == "--eta" && i + 1 < argc) {
       g_options.params.eta = std::atof(argv[++i]);
     } else if (a == "--dump" && i + 1 < argc) {
       dump_path = argv[++i];
     } else if (a == "--first-seed" && i + 1 < argc) {
       first_seed = std::strtoull(argv[++i], nullptr, 10);
+    } else if (a == "--predictions" && i + 1 < argc) {
+      g_predictions = std::fopen(argv[++i], "w");
+    } else if (a == "--per-workload") {
+      g_per_workload = true;
     } else if (a == "--throughput-only") {
       throughput_only = true;
     } else if (a == "--without-nest") {
@@ -176,7 +204,7 @@ int main(int argc, char** argv) {
     } else if (a == "--remeasure" && i + 1 < argc) {
       remeasure = std::atoi(argv[++i]);
     } else {
-      std::fprintf(stderr, "usage: %s [--records N] [--save-data FILE] [--load-data FILE] [--objective O] [--rounds N] [--depth N] [--eta X] [--subsample X] [--colsample X] [--min-child X] [--pairsample N] [--without-nest] [--remeasure N] [--dump FILE] [--first-seed N] [--throughput-only]\n",
+      std::fprintf(stderr, "usage: %s [--records N] [--save-data FILE] [--load-data FILE] [--objective O] [--rounds N] [--depth N] [--eta X] [--subsample X] [--colsample X] [--min-child X] [--pairsample N] [--seed N] [--label L] [--bins N] [--per-workload] [--predictions FILE] [--without-nest] [--remeasure N] [--dump FILE] [--first-seed N] [--throughput-only]\n",
                    argv[0]);
       return 2;
     }
@@ -322,6 +350,8 @@ int main(int argc, char** argv) {
   std::printf("  %-18s                pairwise %.3f  top-1 %.3f  top-5 %.3f\n", "mean", cv_mean.pairwise,
               cv_mean.top1, cv_mean.top5);
   // Transfer: on fold 4's split (the last one evaluated).
+  if (g_predictions) std::fclose(g_predictions);
+  g_predictions = nullptr;
   Status s;
   for (const auto& [name, w] : workloads) {
     if (throughput_only) break;

@@ -213,6 +213,21 @@ TEST(XGBoostCostModelTest, UpdatePredictSaveLoadAndLabels) {
   EXPECT_EQ(model.Update({empty}).code(), StatusCode::kInvalidArgument);
 }
 
+TEST(DatasetTest, LabelKinds) {
+  FeatureMatrix x = FeatureMatrix::Zero(4, kNumFeatures);
+  Dataset d;
+  // Throughputs 1000, 500, 125 per second and one failure.
+  for (int r = 0; r < 4; ++r) {
+    MeasuredCandidate c = Candidate("w", x, r, r == 0 ? 1e-3 : r == 1 ? 2e-3 : 8e-3);
+    c.failed = r == 3;
+    ASSERT_TRUE(d.Add(c).ok());
+  }
+  EXPECT_EQ(d.Build().labels, (std::vector<float>{1, 0.5f, 0.125f, 0}));
+  EXPECT_EQ(d.Build(LabelKind::kLog).labels, (std::vector<float>{0, -1, -3, -4}));
+  EXPECT_EQ(d.Build(LabelKind::kLogBins, 2).labels, (std::vector<float>{0, -2, -6, -8}));
+  EXPECT_EQ(d.Build(LabelKind::kLevels).labels, (std::vector<float>{31, 16, 4, 0}));
+}
+
 TEST(RandomCostModelTest, ScoresAreUniformAndSeeded) {
   RandomCostModel a(5), b(5);
   FeatureMatrix x = FeatureMatrix::Zero(100, kNumFeatures);

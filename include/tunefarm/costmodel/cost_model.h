@@ -7,10 +7,11 @@
 // baseline, and what a search uses before any measurement exists).
 //
 // Training data: a Dataset keeps every measured candidate as a feature
-// vector grouped by workload key. Labels are throughput (1 / seconds)
-// divided by the best throughput of the same workload, so each workload's
-// labels lie in [0, 1] and failed candidates get 0; the ranking objective
-// compares candidates of one workload only (query groups = workloads).
+// vector grouped by workload key. Labels come from throughput (1 / seconds)
+// relative to the best throughput of the same workload (LabelKind; by
+// default their ratio, in [0, 1]), failed candidates lowest; the
+// ranking objective compares candidates of one workload only (query
+// groups = workloads).
 // Transfer: WarmStart seeds the dataset with records of other workloads on
 // the same target, whose groups then shape the trees the new workload uses.
 #pragma once
@@ -42,6 +43,14 @@ struct MeasuredCandidate {
                                        bool failed = false);
 };
 
+// How a workload's throughputs become training labels (failed: the lowest).
+enum class LabelKind {
+  kNormalized,  // throughput / best throughput of the workload, in [0, 1]
+  kLog,         // log2(throughput / best), <= 0; failed: the group's lowest - 1
+  kLevels,      // round(31 x throughput / best): integer relevance for rank:ndcg / rank:map
+  kLogBins,     // floor(bins_per_octave x log2(throughput / best)): near-ties share a label
+};
+
 // Measurements grouped by workload key. Insertion order is kept within a group.
 class Dataset {
  public:
@@ -54,10 +63,10 @@ class Dataset {
 
   struct TrainingSet {
     FeatureMatrix x;              // rows grouped by workload, groups in key order
-    std::vector<float> labels;    // normalized throughput in [0, 1]
+    std::vector<float> labels;    // per LabelKind
     std::vector<unsigned> groups; // rows per workload, in order
   };
-  TrainingSet Build() const;
+  TrainingSet Build(LabelKind label = LabelKind::kNormalized, double bins_per_octave = 2) const;
 
  private:
   struct Group {
@@ -88,6 +97,11 @@ struct XGBoostCostModelOptions {
   XGBoostParams params;
   // Retrain only once this many records exist (fewer give meaningless trees).
   size_t min_records_to_train = 8;
+  // kLogBins (2 per octave) scored +0.002 pairwise in bench/costmodel, within
+  // noise, and gives every candidate within sqrt(2) of the best one label:
+  // no order among the near-best candidates a converging search measures.
+  LabelKind label = LabelKind::kNormalized;
+  double bins_per_octave = 2;  // LabelKind::kLogBins
 };
 
 // Retrains from the whole accumulated dataset on every Update: simplest
