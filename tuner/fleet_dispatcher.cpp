@@ -25,7 +25,9 @@ std::string FleetDispatcher::AddWorker(const WorkerInfo& info, SendFn send) {
   w->send = std::move(send);
   w->connected_at = w->last_seen = Clock::now();
   std::string id = w->id;
+  key_info_[info.device_key] = w->info;
   workers_[id] = std::move(w);
+  done_cv_.notify_all();  // DeviceKeyInfo waiters
   DispatchLocked(info.device_key);
   return id;
 }
@@ -208,6 +210,18 @@ FleetSnapshot FleetDispatcher::Snapshot() {
   s.duplicates_dropped = duplicates_dropped_;
   s.results_accepted = accepted_;
   return s;
+}
+
+std::optional<WorkerInfo> FleetDispatcher::DeviceKeyInfo(const std::string& device_key,
+                                                          std::chrono::milliseconds timeout,
+                                                          const std::atomic<bool>* abort) {
+  std::unique_lock<std::mutex> lock(mu_);
+  auto end = Clock::now() + timeout;
+  while (!key_info_.count(device_key)) {
+    if ((abort && abort->load()) || Clock::now() >= end) return std::nullopt;
+    done_cv_.wait_for(lock, std::chrono::milliseconds(50));
+  }
+  return key_info_[device_key];
 }
 
 int FleetDispatcher::WorkerCount(const std::string& device_key) {

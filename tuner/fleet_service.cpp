@@ -9,7 +9,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include "tunefarm/compiler/target.h"
 #include "tunefarm/rpc/convert.h"
+#include "tunefarm/tuner/log_service.h"
 
 namespace tunefarm::tuner {
 
@@ -42,6 +44,14 @@ grpc::Status ValidateRegister(const v1::Register& reg) {
   if (reg.hostname().size() > 256) return Invalid("register.hostname is longer than 256 characters");
   if (reg.max_in_flight() < 1 || reg.max_in_flight() > 1024) {
     return Invalid("register.max_in_flight must be in 1..1024, got " + std::to_string(reg.max_in_flight()));
+  }
+  if (reg.targets_size() > 16) return Invalid("register.targets: at most 16");
+  for (int i = 0; i < reg.targets_size(); ++i) {
+    const std::string& t = reg.targets(i);
+    auto parsed = t.size() <= 512 ? Target::Parse(t) : Result<Target>(Status::InvalidArgument("longer than 512 characters"));
+    if (!parsed.ok()) {
+      return Invalid("register.targets[" + std::to_string(i) + "]: " + parsed.status().message());
+    }
   }
   return grpc::Status::OK;
 }
@@ -101,6 +111,8 @@ grpc::Status FleetServiceImpl::Connect(grpc::ServerContext* context,
   info.device = reg.device();
   info.hostname = reg.hostname();
   info.max_in_flight = std::min(reg.max_in_flight(), limits_.max_in_flight_per_worker);
+  info.fingerprint = FingerprintFromProto(reg.fingerprint());
+  if (reg.targets_size() > 0) info.host_target = reg.targets(0);
   auto outbox = std::make_shared<Outbox>();
   {
     std::lock_guard<std::mutex> lock(mu_);

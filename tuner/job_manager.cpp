@@ -258,9 +258,17 @@ void JobManager::RunJob(std::shared_ptr<Job> job) {
       if (!task.ok()) st = task.status();
       else tasks.push_back(std::move(task).value());
     }
-    auto target = Target::Parse(job->spec.target);
+    // What the device key's workers are: records carry their fingerprint, and
+    // a target of plain "llvm" means their CPU, not this daemon's.
+    std::optional<WorkerInfo> device;
+    while (st.ok() && !device && !job->stop) {
+      device = fleet_->DeviceKeyInfo(job->spec.device_key, std::chrono::seconds(1), &job->stop);
+    }
+    std::string target_text = job->spec.target;
+    if (device && job->spec.target == "llvm" && !device->host_target.empty()) target_text = device->host_target;
+    auto target = Target::Parse(target_text);
     if (st.ok() && !target.ok()) st = target.status();
-    if (st.ok()) {
+    if (st.ok() && device && !job->stop) {
       TuneOptions options;
       options.target = *target;
       options.trials = job->spec.trials;
@@ -271,6 +279,7 @@ void JobManager::RunJob(std::shared_ptr<Job> job) {
       options.measure.min_repeat_ms = job->spec.min_repeat_ms;
       options.measure.num_threads = job->spec.num_threads;
       options.device = job->spec.device_key;
+      options.device_fingerprint = device->fingerprint;
       FleetMeasurer fleet_measurer(fleet_, job->spec.device_key, &job->abort);
       TunerSideBuildMeasurer tuner_built(&fleet_measurer, options_.tuner_build);
       bool build_here = options_.tuner_built_device_keys.count(job->spec.device_key) > 0;

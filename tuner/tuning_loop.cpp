@@ -88,6 +88,15 @@ database::Target RecordTarget(const Target& t) {
   return out;
 }
 
+database::Target TuningLoop::RecordTargetForRun() const {
+  database::Target t = RecordTarget(options_.target);
+  if (options_.device_fingerprint) {
+    t.fingerprint = *options_.device_fingerprint;
+    database::CanonicalizeFingerprint(&t.fingerprint);
+  }
+  return t;
+}
+
 struct TuningLoop::TaskState {
   TuneTask task;
   ir::PrimFunc default_func;
@@ -102,7 +111,7 @@ TuningLoop::TuningLoop(TuneOptions options, database::Database* db, Measurer* me
 TuningLoop::~TuningLoop() = default;
 
 Status TuningLoop::Resume(TaskState& state, TaskStatus& status) {
-  database::Target target = RecordTarget(options_.target);
+  database::Target target = RecordTargetForRun();
   std::vector<costmodel::MeasuredCandidate> training;
   Status st = db_->ForEachRecord({state.task.hash, target.target}, [&](const database::TuningRecord& r) -> Status {
     // Records of other devices (another device key of a fleet, a test device)
@@ -155,7 +164,7 @@ Status TuningLoop::MeasureAndRecord(TaskState& state, TaskStatus& status, std::v
   // resumed run proposes it again.
   if (results.empty() && !inputs.empty()) return Status::Cancelled("the batch in flight was abandoned; nothing of it was recorded");
   if (results.size() != inputs.size()) return Status::Internal("the measurer returned a result count that differs from the batch");
-  database::Target target = RecordTarget(options_.target);
+  database::Target target = RecordTargetForRun();
   std::vector<database::TuningRecord> records;
   for (size_t i = 0; i < results.size(); ++i) {
     database::TuningRecord r;
@@ -216,7 +225,7 @@ Status TuningLoop::Run(std::vector<TuneTask> tasks, const std::atomic<bool>& sto
   if (model_ && options_.warm_start_records > 0) {
     // Before this job's own records: they are added by Resume below.
     TransferOptions transfer;
-    transfer.target = RecordTarget(options_.target).target;
+    transfer.target = RecordTargetForRun().target;
     transfer.device = options_.device;
     transfer.max_records = options_.warm_start_records;
     for (const TuneTask& t : tasks) transfer.skip.insert(t.hash);

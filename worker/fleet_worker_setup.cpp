@@ -27,13 +27,14 @@ v1::HardwareFingerprint Fingerprint(const std::string& device) {
   f.set_isa(host.triple.substr(0, host.triple.find('-')));
   f.set_arch(host.cpu);
   // Target::Host() keeps only the features that differ from what the CPU
-  // name implies; with `arch` that still names the exact feature set.
+  // name implies; with `arch` that still names the exact feature set. They are
+  // kept as written there ("+avx512f"), the form the tuning log's records of
+  // local tuning carry, so the same machine has one fingerprint either way.
   size_t pos = 0;
   while (pos < host.features.size()) {
     size_t end = host.features.find(',', pos);
     if (end == std::string::npos) end = host.features.size();
     std::string feature = host.features.substr(pos, end - pos);
-    if (!feature.empty() && feature[0] == '+') feature.erase(0, 1);
     if (!feature.empty()) f.add_features(feature);
     pos = end + 1;
   }

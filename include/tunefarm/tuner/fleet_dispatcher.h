@@ -27,10 +27,12 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "tunefarm/database/record.h"
 #include "tunefarm/worker/measure.h"
 
 namespace tunefarm::tuner {
@@ -40,6 +42,8 @@ struct WorkerInfo {
   std::string device;
   std::string hostname;
   int max_in_flight = 1;
+  database::HardwareFingerprint fingerprint;  // as the worker reported it
+  std::string host_target;  // target string of the worker's own CPU ("" : builds nothing, e.g. a test device)
 };
 
 // One candidate sent to a worker, with the options of its batch.
@@ -98,6 +102,11 @@ class FleetDispatcher {
   FleetSnapshot Snapshot();
   // Number of connected workers for `device_key` (all keys when empty).
   int WorkerCount(const std::string& device_key = "");
+  // What the workers of `device_key` are: the info of the latest to register
+  // (a device key names interchangeable hardware). Waits up to `timeout` for
+  // one to register; nullopt if none did or `abort` became true.
+  std::optional<WorkerInfo> DeviceKeyInfo(const std::string& device_key, std::chrono::milliseconds timeout,
+                                          const std::atomic<bool>* abort);
 
  private:
   struct Batch;
@@ -125,6 +134,7 @@ class FleetDispatcher {
   std::map<std::string, Pending> pending_;                  // GUARDED_BY(mu_): by candidate id
   std::map<std::string, std::deque<std::string>> queues_;   // GUARDED_BY(mu_): device key -> candidate ids
   std::map<std::string, std::unique_ptr<Worker>> workers_;  // GUARDED_BY(mu_): by worker id
+  std::map<std::string, WorkerInfo> key_info_;              // GUARDED_BY(mu_): device key -> latest worker's info
   int64_t next_worker_ = 1;                                 // GUARDED_BY(mu_)
   int64_t next_request_ = 1;                                // GUARDED_BY(mu_)
   int64_t redispatched_ = 0, duplicates_dropped_ = 0, accepted_ = 0;  // GUARDED_BY(mu_)

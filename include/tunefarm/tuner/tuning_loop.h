@@ -12,6 +12,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,9 +22,10 @@
 #include "tunefarm/tuner/search.h"
 #include "tunefarm/worker/measure.h"
 
+#include "tunefarm/database/record.h"
+
 namespace tunefarm::database {
 class Database;
-struct Target;
 }  // namespace tunefarm::database
 namespace tunefarm::costmodel {
 class CostModel;
@@ -51,6 +53,9 @@ struct TuneOptions {
   // from before the first batch; 0 turns transfer off.
   int warm_start_records = 1000;
   std::string worker_name = "local";  // records' worker when the measurer names none
+  // The hardware that measures, when it is not this machine (fleet workers
+  // report theirs); records carry it. Unset: this machine's (RecordTarget).
+  std::optional<database::HardwareFingerprint> device_fingerprint;
   std::string device = "cpu";         // records' device; resuming reads only this device's records
 };
 
@@ -96,6 +101,7 @@ class TuningLoop {
  private:
   struct TaskState;
   Status Resume(TaskState& state, TaskStatus& status);
+  database::Target RecordTargetForRun() const;
   Status MeasureAndRecord(TaskState& state, TaskStatus& status, std::vector<Candidate> batch,
                           const MeasureOptions& measure);
 

@@ -1,0 +1,190 @@
+// JobManager over a FleetDispatcher with in-process fake workers: a job on a
+// heterogeneous fleet is tuned for its workers' CPU and its records carry
+// their fingerprint; cancel and drain keep what was measured.
+#include "tunefarm/tuner/job_manager.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "tunefarm/database/database.h"
+#include "tunefarm/worker/test_device.h"
+
+namespace tunefarm::tuner {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A worker living in this process: answers whatever it is sent with the
+// test device's synthetic times, on its own thread.
+class FakeWorker {
+ public:
+  FakeWorker(FleetDispatcher* fleet, WorkerInfo info, int delay_ms = 0) : fleet_(fleet), delay_ms_(delay_ms) {
+    id_ = fleet_->AddWorker(info, [this](Dispatch d) {
+      std::lock_guard<std::mutex> lock(mu_);
+      inbox_.push_back(std::move(d));
+      cv_.notify_one();
+    });
+    thread_ = std::thread([this] { Loop(); });
+  }
+  ~FakeWorker() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_one();
+    thread_.join();
+    fleet_->RemoveWorker(id_, "test over");
+  }
+
+ private:
+  void Loop() {
+    TestDeviceMeasurer device;
+    while (true) {
+      Dispatch d;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return stop_ || !inbox_.empty(); });
+        if (stop_) return;
+        d = std::move(inbox_.front());
+        inbox_.erase(inbox_.begin());
+      }
+      if (delay_ms_) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms_));
+      fleet_->OnResults(id_, device.Measure(d.inputs, d.options));
+    }
+  }
+
+  FleetDispatcher* fleet_;
+  int delay_ms_;
+  std::string id_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Dispatch> inbox_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+WorkerInfo ArmBoard() {
+  WorkerInfo info;
+  info.device_key = "arm-board";
+  info.device = "cpu";
+  info.hostname = "board-7";
+  info.max_in_flight = 8;
+  info.fingerprint.isa = "aarch64";
+  info.fingerprint.arch = "neoverse-v1";
+  info.fingerprint.features = {"neon", "sve"};
+  info.fingerprint.cores = 64;
+  info.fingerprint.toolchain = "llvm-16";
+  info.host_target = "llvm -mtriple=aarch64-linux-gnu -mcpu=neoverse-v1";
+  return info;
+}
+
+JobSpec SmallJob(const std::string& key, int trials) {
+  JobSpec spec;
+  spec.workloads = {"workload mm(M = 32, N = 32, K = 16) {\n  A = input f32[M, K]\n  B = input f32[K, N]\n"
+                    "  C[i, j] = sum(k: K) A[i, k] * B[k, j]\n  output C\n}\n"};
+  spec.device_key = key;
+  spec.trials = trials;
+  spec.batch_size = 8;
+  return spec;
+}
+
+class JobManagerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = fs::temp_directory_path() / ("tunefarm_jobs_" + std::to_string(::getpid()) + ".db");
+    fs::remove(path_);
+    db_ = std::move(database::Database::Open(path_.string())).value();
+  }
+  void TearDown() override {
+    db_.reset();
+    for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path_.string() + suffix);
+  }
+  JobView WaitEnded(JobManager& jobs, const std::string& id) {
+    JobView v;
+    for (int i = 0; i < 600; ++i) {
+      v = *jobs.WaitForChange(id, v.version, 0.1);
+      if (v.finished()) break;
+    }
+    return v;
+  }
+  fs::path path_;
+  std::unique_ptr<database::Database> db_;
+};
+
+TEST_F(JobManagerTest, JobForPlainLlvmTunesForItsWorkersCpuAndRecordsTheirFingerprint) {
+  FleetDispatcher fleet;
+  JobManager jobs(db_.get(), &fleet, {});
+  auto submitted = jobs.Submit(SmallJob("arm-board", 24), "arm-job");
+  ASSERT_TRUE(submitted.ok()) << submitted.status().ToString();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(jobs.Get("arm-job")->state.trials_done, 0);  // no worker of that key yet: it waits
+  FakeWorker board(&fleet, ArmBoard());
+  JobView done = WaitEnded(jobs, "arm-job");
+  ASSERT_EQ(done.state.status, database::JobStatus::kDone) << done.state.error;
+  int records = 0;
+  ASSERT_TRUE(db_->ForEachRecord({}, [&](const database::TuningRecord& r) {
+                   ++records;
+                   EXPECT_NE(r.target.target.find("aarch64"), std::string::npos) << r.target.target;
+                   EXPECT_NE(r.target.target.find("neoverse-v1"), std::string::npos);
+                   EXPECT_EQ(r.target.fingerprint.arch, "neoverse-v1");
+                   EXPECT_EQ(r.target.fingerprint.cores, 64);
+                   EXPECT_EQ(r.device, "arm-board");
+                   EXPECT_NE(r.worker.find("board-7"), std::string::npos);
+                   return Status::OK();
+                 }).ok());
+  EXPECT_EQ(records, 24);
+}
+
+TEST_F(JobManagerTest, CancelStopsAJobAndDrainLeavesItToResume) {
+  FleetDispatcher fleet;
+  WorkerInfo slow = ArmBoard();
+  slow.device_key = "slow";
+  FakeWorker worker(&fleet, slow, /*delay_ms=*/150);
+  {
+    JobManager jobs(db_.get(), &fleet, {});
+    ASSERT_TRUE(jobs.Submit(SmallJob("slow", 200), "to-cancel").ok());
+    ASSERT_TRUE(jobs.Submit(SmallJob("slow", 200), "to-resume").ok());
+    std::this_thread::sleep_for(std::chrono::milliseconds(800));
+    auto cancelled = jobs.Cancel("to-cancel");
+    ASSERT_TRUE(cancelled.ok());
+    EXPECT_EQ(cancelled->state.status, database::JobStatus::kCancelled);
+    EXPECT_LT(cancelled->state.trials_done, 200);
+    jobs.Drain(5);
+  }
+  auto stored = db_->GetJob("to-resume");
+  ASSERT_TRUE(stored.ok() && stored->has_value());
+  EXPECT_EQ((*stored)->status, database::JobStatus::kRunning);  // resumed by the next daemon
+  auto gone = db_->GetJob("to-cancel");
+  EXPECT_EQ((*gone)->status, database::JobStatus::kCancelled);
+  // The next daemon life resumes only the unfinished one, and finishes it.
+  JobManager again(db_.get(), &fleet, {});
+  auto resumed = again.ResumeStored();
+  ASSERT_TRUE(resumed.ok());
+  EXPECT_EQ(*resumed, 1);
+  JobView done = WaitEnded(again, "to-resume");
+  EXPECT_EQ(done.state.status, database::JobStatus::kDone) << done.state.error;
+  EXPECT_EQ(done.state.trials_done, 200);
+}
+
+TEST_F(JobManagerTest, InvalidSpecsNameTheField) {
+  FleetDispatcher fleet;
+  JobManager jobs(db_.get(), &fleet, {});
+  JobSpec bad = SmallJob("k", 10);
+  bad.workloads[0] = "workload broken(M = 4) {\n  A = input f32[M]\n  B[i] = A[i] +\n  output B\n}\n";
+  auto r = jobs.Submit(bad, "");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("workloads[0]:"), std::string::npos) << r.status().message();
+  bad = SmallJob("", 10);
+  EXPECT_NE(jobs.Submit(bad, "").status().message().find("device_key"), std::string::npos);
+  bad = SmallJob("k", 0);
+  EXPECT_NE(jobs.Submit(bad, "").status().message().find("trials"), std::string::npos);
+  ASSERT_TRUE(jobs.Submit(SmallJob("k", 10), "dup").ok());
+  EXPECT_EQ(jobs.Submit(SmallJob("k", 10), "dup").status().code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(db_->ListJobs()->size(), 1u);
+}
+
+}  // namespace
+}  // namespace tunefarm::tuner
