@@ -177,10 +177,15 @@ uint64_t LoopVarMask(const Expr& e, const LoopStack& loops) {
 
 void AnalyzeIndex(const Expr& e, const LoopStack& loops, IndexForm* out) {
   IndexForm& form = *out;
+  const int depth = std::min(loops.depth(), kMaxDepth);
   form.expr = &e;
+  form.constant = 0;
+  form.mask = 0;
+  form.num_atoms = 0;
+  std::fill_n(form.coef.begin(), depth, 0);
   form.linear = Linearize(e, 1, loops, &form);
   if (form.linear) {
-    for (int d = 0; d < kMaxDepth; ++d) {
+    for (int d = 0; d < depth; ++d) {
       if (form.coef[static_cast<size_t>(d)] != 0) form.mask |= uint64_t{1} << d;
     }
     for (int k = 0; k < form.num_atoms; ++k) form.mask |= form.atoms[static_cast<size_t>(k)].mask;

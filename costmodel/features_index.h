@@ -96,13 +96,17 @@ struct IndexAtom {
 inline constexpr int kMaxAtoms = 4;
 
 struct IndexForm {
+  // User-provided so that emplace_back() does not zero the arrays (~350
+  // bytes per index, most of them past the loop depth): AnalyzeIndex sets
+  // coef for the loops of the stack and atoms up to num_atoms, all that is read.
+  IndexForm() {}  // NOLINT(modernize-use-equals-default)
   const ir::Expr* expr = nullptr;
   bool linear = false;  // affine apart from its atoms
   int64_t constant = 0;
-  std::array<int64_t, kMaxDepth> coef{};
+  std::array<int64_t, kMaxDepth> coef;  // [0, min(depth, kMaxDepth)) valid
   uint64_t mask = 0;  // loops the index uses
   int num_atoms = 0;
-  std::array<IndexAtom, kMaxAtoms> atoms{};
+  std::array<IndexAtom, kMaxAtoms> atoms;  // [0, num_atoms) valid
 
   // Values the index takes when loops at depth >= level vary (an upper bound
   // for non-affine indices), capped at `dim_extent`.
@@ -114,8 +118,8 @@ struct IndexForm {
   int64_t Step(const LoopStack& loops, int d) const;
 };
 
-// Analyses `e` into *form, which must be freshly constructed (callers
-// build it in place in a reused vector: an IndexForm is ~400 bytes).
+// Analyses `e` into *form (callers build it in place in a reused vector: an
+// IndexForm is ~400 bytes); every field that is read afterwards is set.
 void AnalyzeIndex(const ir::Expr& e, const LoopStack& loops, IndexForm* form);
 
 }  // namespace tunefarm::costmodel::detail

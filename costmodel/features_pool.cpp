@@ -5,6 +5,10 @@
 #include <cmath>
 #include <iterator>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "features_internal.h"
 
 namespace tunefarm::costmodel {
@@ -22,13 +26,68 @@ detail::Extractor& ThreadExtractor() {
 // a cubic in the mantissa with exact end points and a positive slope. The
 // library log2 of ~300 non-zero pooled values was a tenth of extraction
 // time; trees only need the order, and readable dumps need 3 digits.
-float Log2p1(double x) {
-  if (!(x > 0)) return 0.f;
+// x <= 0 (and NaN) is clamped to 0, whose result is exactly 0 (1 + 0 has
+// exponent 0 and mantissa 0), so no branch is needed.
+constexpr double kC1 = 1.4425, kC2 = -0.7213, kC3 = 0.2788;
+constexpr double kTwo52 = 4503599627370496.0;  // 2^52: its mantissa holds the exponent field exactly
+constexpr uint64_t kTwo52Bits = 0x4330000000000000ull, kOneBits = 0x3ff0000000000000ull,
+                   kMantissa = 0x000fffffffffffffull;
+
+inline float Log2p1(double x) {
+  x = x > 0 ? x : 0.0;
   // 1 + x = (1 + t) * 2^e with t in [0, 1), read from the bits (frexp is a call).
   const uint64_t bits = std::bit_cast<uint64_t>(1.0 + x);
-  const auto e = static_cast<int>((bits >> 52) & 0x7ff) - 1023;
-  const double t = std::bit_cast<double>((bits & 0x000fffffffffffffull) | 0x3ff0000000000000ull) - 1.0;
-  return static_cast<float>(e + t * (1.4425 + t * (-0.7213 + t * 0.2788)));
+  const double e = (std::bit_cast<double>((bits >> 52) | kTwo52Bits) - kTwo52) - 1023.0;
+  const double t = std::bit_cast<double>((bits & kMantissa) | kOneBits) - 1.0;
+  return static_cast<float>(e + t * (kC1 + t * (kC2 + t * kC3)));
+}
+
+// Log2p1 of n values (n even), two at a time where SSE2 is there: the same
+// IEEE operations in the same order, so the results are bit-identical.
+// GCC's -O2 vectorizer does not take this loop (nor the pooling below).
+void Log2p1All(const double* x, size_t n, float* out) {
+#if defined(__SSE2__)
+  const __m128d zero = _mm_setzero_pd(), one = _mm_set1_pd(1.0), two52 = _mm_set1_pd(kTwo52),
+                bias = _mm_set1_pd(1023.0), c1 = _mm_set1_pd(kC1), c2 = _mm_set1_pd(kC2), c3 = _mm_set1_pd(kC3);
+  const __m128i two52_bits = _mm_set1_epi64x(static_cast<int64_t>(kTwo52Bits)),
+                one_bits = _mm_set1_epi64x(static_cast<int64_t>(kOneBits)),
+                mantissa = _mm_set1_epi64x(static_cast<int64_t>(kMantissa));
+  for (size_t k = 0; k + 2 <= n; k += 2) {
+    __m128d v = _mm_loadu_pd(x + k);
+    const __m128d positive = _mm_cmpgt_pd(v, zero);
+    // About half the pooled values are 0, in the same places in every
+    // program (GPU features, unused buffer slots), so this branch predicts.
+    if (_mm_movemask_pd(positive) == 0) {
+      out[k] = out[k + 1] = 0.f;
+      continue;
+    }
+    v = _mm_and_pd(v, positive);
+    const __m128i bits = _mm_castpd_si128(_mm_add_pd(one, v));
+    const __m128d e = _mm_sub_pd(_mm_sub_pd(_mm_castsi128_pd(_mm_or_si128(_mm_srli_epi64(bits, 52), two52_bits)), two52), bias);
+    const __m128d t = _mm_sub_pd(_mm_castsi128_pd(_mm_or_si128(_mm_and_si128(bits, mantissa), one_bits)), one);
+    const __m128d poly = _mm_add_pd(e, _mm_mul_pd(t, _mm_add_pd(c1, _mm_mul_pd(t, _mm_add_pd(c2, _mm_mul_pd(t, c3))))));
+    _mm_storel_pi(reinterpret_cast<__m64*>(out + k), _mm_cvtpd_ps(poly));
+  }
+#else
+  for (size_t k = 0; k < n; ++k) out[k] = Log2p1(x[k]);
+#endif
+}
+
+// sum[k] += x[k], max[k] = std::max(max[k], x[k]) over n floats (n even).
+void SumMax(const float* x, size_t n, double* sum, double* max) {
+#if defined(__SSE2__)
+  for (size_t k = 0; k + 2 <= n; k += 2) {
+    const __m128d v = _mm_cvtps_pd(_mm_castsi128_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(x + k))));
+    _mm_storeu_pd(sum + k, _mm_add_pd(_mm_loadu_pd(sum + k), v));
+    // maxpd(v, m) is v > m ? v : m, which is std::max(m, v).
+    _mm_storeu_pd(max + k, _mm_max_pd(v, _mm_loadu_pd(max + k)));
+  }
+#else
+  for (size_t k = 0; k < n; ++k) {
+    sum[k] += x[k];
+    max[k] = std::max(max[k], static_cast<double>(x[k]));
+  }
+#endif
 }
 
 }  // namespace
@@ -42,15 +101,22 @@ std::vector<StoreRow> ExtractStoreFeatures(const ir::PrimFunc& lowered) {
 void ExtractFeatures(const ir::PrimFunc& lowered, float* out) {
   detail::Extractor& ex = ThreadExtractor();
   ex.Run(lowered);
-  std::array<double, kStoreFeatures> sum{};
-  std::array<double, kStoreFeatures> max{};
+  // [sum | max | main row] as doubles, padded to an even length for
+  // Log2p1All; pooling and logs were a tenth of extraction one value at a time.
+  constexpr size_t kRow = kStoreFeatures, kPooled = (3 * kRow + 1) & ~size_t{1};
+  alignas(16) std::array<double, kPooled> pooled{};
+  alignas(16) std::array<float, kPooled> logs;
   double total_float_ops = 0, main_ops = -1;
   const StoreRow* main = nullptr;
   for (const StoreRow& row : ex.rows()) {
-    for (int k = 0; k < kStoreFeatures; ++k) {
-      double x = row.values[static_cast<size_t>(k)];
-      sum[static_cast<size_t>(k)] += x;
-      max[static_cast<size_t>(k)] = std::max(max[static_cast<size_t>(k)], x);
+    constexpr size_t kEven = kRow & ~size_t{1};
+    double* sum = pooled.data();
+    double* max = pooled.data() + kRow;
+    SumMax(row.values.data(), kEven, sum, max);
+    for (size_t k = kEven; k < kRow; ++k) {
+      const double x = row.values[k];
+      sum[k] += x;
+      max[k] = std::max(max[k], x);
     }
     // The main store: most float ops, ties to the larger trip count.
     double ops = RowFloatOps(row) + row.values[kOuterProd] * 1e-9;
@@ -60,12 +126,9 @@ void ExtractFeatures(const ir::PrimFunc& lowered, float* out) {
     }
     total_float_ops += RowFloatOps(row);
   }
-
-  for (int k = 0; k < kStoreFeatures; ++k) {
-    out[k] = Log2p1(sum[static_cast<size_t>(k)]);
-    out[kStoreFeatures + k] = Log2p1(max[static_cast<size_t>(k)]);
-    out[2 * kStoreFeatures + k] = main ? Log2p1(main->values[static_cast<size_t>(k)]) : 0.f;
-  }
+  if (main) std::copy(main->values.begin(), main->values.end(), pooled.begin() + 2 * kRow);
+  Log2p1All(pooled.data(), kPooled, logs.data());
+  std::copy(logs.begin(), logs.begin() + 3 * kRow, out);
   float* prog = out + 3 * kStoreFeatures;
   prog[kNumStores] = static_cast<float>(ex.rows().size());
   prog[kNumAllocs] = static_cast<float>(ex.num_allocs());
