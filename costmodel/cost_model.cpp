@@ -2,6 +2,7 @@
 #include "tunefarm/costmodel/cost_model.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 namespace tunefarm::costmodel {
@@ -102,12 +103,22 @@ Result<std::vector<double>> XGBoostCostModel::PredictFeatures(const FeatureMatri
 
 Result<std::vector<double>> XGBoostCostModel::Predict(const std::vector<const ir::PrimFunc*>& lowered) {
   if (!model_.trained()) return std::vector<double>(lowered.size(), 0.0);
-  // Reuses one matrix across calls: a search scores batches of the same size.
-  scratch_.resize(static_cast<Eigen::Index>(lowered.size()), kNumFeatures);
-  for (size_t i = 0; i < lowered.size(); ++i) {
-    ExtractFeatures(*lowered[i], scratch_.row(static_cast<Eigen::Index>(i)).data());
+  // Extracts and predicts a chunk of rows at a time: a chunk's features
+  // (64 x 2.4 KB) are still in L2 when the trees read them, where a whole
+  // batch's matrix (2.4 MB for 1,000 candidates) has left it.
+  constexpr size_t kChunk = 64;
+  scratch_.resize(static_cast<Eigen::Index>(std::min(kChunk, lowered.size())), kNumFeatures);
+  std::vector<double> scores(lowered.size());
+  std::array<float, kChunk> out{};
+  for (size_t begin = 0; begin < lowered.size(); begin += kChunk) {
+    const size_t n = std::min(kChunk, lowered.size() - begin);
+    for (size_t i = 0; i < n; ++i) {
+      ExtractFeatures(*lowered[begin + i], scratch_.row(static_cast<Eigen::Index>(i)).data());
+    }
+    TF_RETURN_IF_ERROR(model_.Predict(scratch_.data(), n, kNumFeatures, out.data()));
+    std::copy(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(n), scores.begin() + static_cast<std::ptrdiff_t>(begin));
   }
-  return PredictFeatures(scratch_);
+  return scores;
 }
 
 Status XGBoostCostModel::Save(const std::string& path) const { return model_.SaveToFile(path); }

@@ -6,6 +6,7 @@
 //                            [--eta X] [--subsample X] [--colsample X] [--min-child X] [--pairsample N] [--seed N]
 //                            [--label normalized|log|logbins|levels] [--bins N] [--per-workload]
 //                            [--predictions FILE] [--without-nest] [--remeasure N] [--dump FILE] [--first-seed N]
+//                            [--throughput-only] [--reps N]
 //
 // Builds a dataset of random schedules of three suite workloads at shrunk
 // shapes (gmm 128^3, dense_bias_relu 64x256x256, c2d 3x3 at C=K=32, 28x28),
@@ -68,6 +69,7 @@ struct Record {
 
 XGBoostCostModelOptions g_options;
 bool g_per_workload = false;  // one model per workload instead of one for all
+int g_reps = 20;  // --reps: runs per throughput batch, the best one counts
 std::FILE* g_predictions = nullptr;  // --predictions: "workload seed seconds score" of held-out records
 
 double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
@@ -195,6 +197,8 @@ int main(int argc, char** argv) {
       first_seed = std::strtoull(argv[++i], nullptr, 10);
     } else if (a == "--predictions" && i + 1 < argc) {
       g_predictions = std::fopen(argv[++i], "w");
+    } else if (a == "--reps" && i + 1 < argc) {
+      g_reps = std::max(1, std::atoi(argv[++i]));
     } else if (a == "--per-workload") {
       g_per_workload = true;
     } else if (a == "--throughput-only") {
@@ -204,7 +208,7 @@ int main(int argc, char** argv) {
     } else if (a == "--remeasure" && i + 1 < argc) {
       remeasure = std::atoi(argv[++i]);
     } else {
-      std::fprintf(stderr, "usage: %s [--records N] [--save-data FILE] [--load-data FILE] [--objective O] [--rounds N] [--depth N] [--eta X] [--subsample X] [--colsample X] [--min-child X] [--pairsample N] [--seed N] [--label L] [--bins N] [--per-workload] [--predictions FILE] [--without-nest] [--remeasure N] [--dump FILE] [--first-seed N] [--throughput-only]\n",
+      std::fprintf(stderr, "usage: %s [--records N] [--save-data FILE] [--load-data FILE] [--objective O] [--rounds N] [--depth N] [--eta X] [--subsample X] [--colsample X] [--min-child X] [--pairsample N] [--seed N] [--label L] [--bins N] [--per-workload] [--predictions FILE] [--without-nest] [--remeasure N] [--dump FILE] [--first-seed N] [--throughput-only] [--reps N]\n",
                    argv[0]);
       return 2;
     }
@@ -380,7 +384,7 @@ int main(int argc, char** argv) {
     if (i % kBatch == 0) batches.emplace_back();
     batches.back().push_back(&records[i].lowered);
   }
-  const int kReps = 20;
+  const int kReps = g_reps;
   double total_extract = 0, total_predict = 0, total_both = 0, total_both_cpu = 0;
   for (const auto& programs : batches) {
     FeatureMatrix x = ExtractFeatureMatrix(programs);

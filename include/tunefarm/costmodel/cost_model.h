@@ -134,7 +134,7 @@ class XGBoostCostModel : public CostModel {
   XGBoostCostModelOptions options_;
   Dataset dataset_;
   XGBoostModel model_;
-  FeatureMatrix scratch_;
+  FeatureMatrix scratch_;  // one chunk of Predict's rows
 };
 
 // Uniform random scores in [0, 1); Update, Save and Load do nothing.
