@@ -218,6 +218,18 @@ std::string Trace::ToText() const {
   return os.str();
 }
 
+bool TraceTextHasContent(std::string_view text) {
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    size_t first = text.find_first_not_of(" \t\r", pos);
+    if (first != std::string_view::npos && first < end && text[first] != '#') return true;
+    pos = end + 1;
+  }
+  return false;
+}
+
 Result<Trace> Trace::Parse(std::string_view text) {
   Trace trace;
   int line_no = 0;

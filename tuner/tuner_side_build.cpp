@@ -22,20 +22,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// True if the trace has an instruction or header, not only comments and
-// blanks: a comment-only trace (a test-fault line, say) is the default
-// schedule, as in the runner.
-bool HasTraceContent(const std::string& text) {
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    size_t first = text.find_first_not_of(" \t\r", pos);
-    if (first != std::string::npos && first < end && text[first] != '#') return true;
-    pos = end + 1;
-  }
-  return false;
-}
 
 }  // namespace
 
@@ -65,7 +51,7 @@ CandidateBuild BuildCandidateObject(const MeasureInput& in, size_t max_object_by
   auto func = LowerToPrimFunc(*workload);
   if (!func.ok()) return fail(MeasureErrorKind::kCompileError, "lowering: " + func.status().message());
   ir::PrimFunc scheduled = *func;
-  if (HasTraceContent(in.trace_text)) {
+  if (TraceTextHasContent(in.trace_text)) {
     auto trace = Trace::Parse(in.trace_text);
     if (!trace.ok()) return fail(MeasureErrorKind::kInvalidCandidate, "trace: " + trace.status().message());
     Schedule sch(*func);

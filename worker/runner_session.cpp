@@ -41,18 +41,6 @@ namespace {
 
 double SecondsSince(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-// True if the trace has an instruction or header, not only comments and blanks.
-bool HasTraceContent(const std::string& text) {
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    size_t first = text.find_first_not_of(" \t\r", pos);
-    if (first != std::string::npos && first < end && text[first] != '#') return true;
-    pos = end + 1;
-  }
-  return false;
-}
 
 MeasureResult Failure(const MeasureInput& in, MeasureErrorKind kind, std::string message) {
   MeasureResult r;
@@ -99,7 +87,7 @@ void Session::Build(const MeasureInput& in, int index, Built& out) {
   }
   auto func = LowerToPrimFunc(*workload);
   if (!func.ok()) return fail(MeasureErrorKind::kCompileError, "lowering: " + func.status().message());
-  if (HasTraceContent(in.trace_text)) {
+  if (TraceTextHasContent(in.trace_text)) {
     auto trace = Trace::Parse(in.trace_text);
     if (!trace.ok()) return fail(MeasureErrorKind::kInvalidCandidate, "trace: " + trace.status().message());
     Schedule sch(*func);

@@ -89,4 +89,9 @@ class Trace {
   std::vector<Instruction> instructions_;
 };
 
+// Whether trace text holds an instruction or header, not only comments and
+// blank lines. A comment-only text (a test-fault line, say) means the default
+// schedule wherever traces are measured.
+bool TraceTextHasContent(std::string_view text);
+
 }  // namespace tunefarm
