@@ -29,6 +29,11 @@
 // --dump writes every record's timing, non-zero named features and lowered IR.
 // --first-seed starts the measured seeds elsewhere, to grow a saved dataset
 // (files concatenate; loading drops programs already loaded, by their IR).
+//
+// Map: Evaluate (train, score held-out records per workload); main: flags,
+// workloads, "---- dataset" (measure or load), "---- inspection" (--dump),
+// "---- noise ceiling" (--remeasure), "---- ranking quality" (5 folds, then
+// transfer), "---- throughput".
 #include <algorithm>
 #include <chrono>
 #include <ctime>
