@@ -129,7 +129,8 @@ Result<TreeEnsemble> TreeEnsemble::FromTextDump(const std::vector<std::string_vi
   e.depth_ = depth;
   e.num_trees_ = roots.size();
   const size_t internal = (size_t{1} << depth) - 1;
-  e.splits_.assign(e.num_trees_ * internal, Split{0, 0.f});
+  e.split_feature_.assign(e.num_trees_ * internal, 0);
+  e.split_threshold_.assign(e.num_trees_ * internal, 0.f);
   e.missing_left_.assign(e.num_trees_ * internal, 0);
   e.leaves_.assign(e.num_trees_ * (internal + 1), 0.f);
   for (size_t t = 0; t < roots.size(); ++t) e.Pad(all, roots[t], t, 0, 0);
@@ -144,8 +145,8 @@ void TreeEnsemble::Pad(const std::vector<Node>& nodes, int32_t node, size_t tree
     return;
   }
   const bool leaf = n.feature < 0;
-  Split& s = splits_[tree * internal + heap];
-  s = leaf ? Split{0, 0.f} : Split{n.feature, n.value};
+  split_feature_[tree * internal + heap] = leaf ? 0 : n.feature;
+  split_threshold_[tree * internal + heap] = leaf ? 0.f : n.value;
   missing_left_[tree * internal + heap] = !leaf && n.missing == n.yes;
   Pad(nodes, leaf ? node : n.yes, tree, 2 * heap + 1, level + 1);
   Pad(nodes, leaf ? node : n.no, tree, 2 * heap + 2, level + 1);
@@ -158,14 +159,15 @@ void TreeEnsemble::PredictBlock(const float* data, size_t n, size_t cols, float*
   float acc[kBlock];
   std::fill(acc, acc + n, base_);
   for (size_t t = 0; t < num_trees_; ++t) {
-    const Split* split = splits_.data() + t * internal;
+    const int32_t* feature = split_feature_.data() + t * internal;
+    const float* threshold = split_threshold_.data() + t * internal;
     const uint8_t* missing_left = missing_left_.data() + t * internal;
     const float* leaves = leaves_.data() + t * (internal + 1);
     // One step down the heap: right unless v < threshold, or v is NaN and
     // NaN goes left.
     auto step = [&](const float* x, uint32_t i) {
-      const float v = x[split[i].feature];
-      uint32_t right = static_cast<uint32_t>(!(v < split[i].threshold));
+      const float v = x[feature[i]];
+      uint32_t right = static_cast<uint32_t>(!(v < threshold[i]));
       if constexpr (kMaybeNaN) right &= static_cast<uint32_t>(!(std::isnan(v) && missing_left[i]));
       return 2 * i + 1 + right;
     };

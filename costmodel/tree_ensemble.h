@@ -45,10 +45,6 @@ class TreeEnsemble {
   // stored as an implicit binary heap, so that each walk is exactly depth_
   // steps of branch-free index arithmetic: no pointer chasing and no
   // mispredicted exits, and the walks of several rows overlap.
-  struct Split {
-    int32_t feature;
-    float threshold;
-  };
   void Pad(const std::vector<Node>& nodes, int32_t node, size_t tree, uint32_t heap, int level);
   // Rows walk each tree together in blocks: the walks are independent, so
   // the core overlaps their loads, and the block's rows stay in L1.
@@ -58,7 +54,11 @@ class TreeEnsemble {
 
   size_t num_trees_ = 0;
   int depth_ = 0;
-  std::vector<Split> splits_;          // num_trees_ x (2^depth_ - 1)
+  // Split of each internal heap slot, num_trees_ x (2^depth_ - 1): feature
+  // and threshold in separate arrays, so that a step indexes each directly
+  // (a leaf above the bottom: feature 0, threshold 0, both children alike).
+  std::vector<int32_t> split_feature_;
+  std::vector<float> split_threshold_;
   std::vector<uint8_t> missing_left_;  // same shape: NaN goes to the left child
   std::vector<float> leaves_;          // num_trees_ x 2^depth_
   float base_ = 0;
