@@ -18,28 +18,17 @@
 #include "tunefarm/compiler/lower.h"
 #include "tunefarm/compiler/workload_parser.h"
 #include "tunefarm/database/database.h"
+#include "../run_command.h"
 
 namespace tunefarm {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Output {
-  int code;
-  std::string text;  // stdout and stderr together
-};
+using Output = testing_support::CommandOutput;
 
 Output RunTunefarm(const std::string& args) {
-  std::string cmd = std::string(TUNEFARM_BINARY_DIR) + "/cli/tunefarm " + args + " 2>&1";
-  Output out{-1, ""};
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.text.append(buf.data(), n);
-  int status = pclose(p);
-  out.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
+  return testing_support::RunCommand(std::string(TUNEFARM_BINARY_DIR) + "/cli/tunefarm " + args);
 }
 
 class CliTest : public ::testing::Test {

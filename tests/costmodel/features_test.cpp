@@ -114,7 +114,9 @@ TEST(FeaturesTest, DefaultGmmCountsStridesAndReuse) {
   EXPECT_TRUE(saw_b) << "no block for B";
 }
 
-TEST(FeaturesTest, VectorizedParallelAndUnrolledLoops) {
+// The matmul with i parallel, j split by 8 (j_1 vectorized, innermost) and k
+// unrolled between j_0 and j_1, lowered; the schedule of the next two tests.
+void ParallelVectorUnrolledGmm(ir::PrimFunc* out) {
   ir::PrimFunc base = DefaultOf(kGmm);
   Schedule sch(base);
   auto c = sch.GetBlock("C");
@@ -128,6 +130,12 @@ TEST(FeaturesTest, VectorizedParallelAndUnrolledLoops) {
   ASSERT_TRUE(sch.Vectorize((*js)[1]).ok());
   ASSERT_TRUE(sch.Unroll((*loops)[2]).ok());
   ir::PrimFunc f = Lowered(sch.func());
+  *out = f;
+}
+
+TEST(FeaturesTest, VectorizedParallelAndUnrolledLoops) {
+  ir::PrimFunc f;
+  ASSERT_NO_FATAL_FAILURE(ParallelVectorUnrolledGmm(&f));
   StoreRow u = RowOf(ExtractStoreFeatures(f), "C");
   EXPECT_EQ(u.values[kVecNum], 1.f);
   EXPECT_EQ(u.values[kVecLen], 8.f);
@@ -158,19 +166,8 @@ TEST(FeaturesTest, VectorizedParallelAndUnrolledLoops) {
 // The loop-nest block of the same schedule: i (parallel), j_0, k (unrolled),
 // j_1 (vectorized 8); the register tile is j_1 under the reduction loop k.
 TEST(FeaturesTest, NestBlockDescribesTheInnermostLoops) {
-  ir::PrimFunc base = DefaultOf(kGmm);
-  Schedule sch(base);
-  auto c = sch.GetBlock("C");
-  ASSERT_TRUE(c.ok());
-  auto loops = sch.GetLoops(*c);
-  ASSERT_TRUE(loops.ok());
-  auto js = sch.Split((*loops)[1], {-1, 8});
-  ASSERT_TRUE(js.ok());
-  ASSERT_TRUE(sch.Reorder({(*loops)[0], (*js)[0], (*loops)[2], (*js)[1]}).ok());
-  ASSERT_TRUE(sch.Parallel((*loops)[0]).ok());
-  ASSERT_TRUE(sch.Vectorize((*js)[1]).ok());
-  ASSERT_TRUE(sch.Unroll((*loops)[2]).ok());
-  ir::PrimFunc f = Lowered(sch.func());
+  ir::PrimFunc f;
+  ASSERT_NO_FATAL_FAILURE(ParallelVectorUnrolledGmm(&f));
   const auto& n = RowOf(ExtractStoreFeatures(f), "C").nest;
   auto level = [&](int i, LoopLevelFeature k) { return n[static_cast<size_t>(kLevels + i * kLevelFeatures + k)]; };
   // Innermost: j_1, vectorized; C and B move by one element, A (read buffer 0) not at all.

@@ -8,28 +8,15 @@
 #include <fstream>
 #include <regex>
 
+#include "../run_command.h"
 #include "fleet_harness.h"
 
 namespace tunefarm::fleet_test {
 namespace {
 
-struct Output {
-  int code = -1;
-  std::string text;  // stdout and stderr together
-};
+using Output = testing_support::CommandOutput;
 
-Output RunCli(const std::string& args) {
-  std::string cmd = TunefarmBinary() + " " + args + " 2>&1";
-  Output out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.text.append(buf.data(), n);
-  int status = pclose(p);
-  out.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
-}
+Output RunCli(const std::string& args) { return testing_support::RunCommand(TunefarmBinary() + " " + args); }
 
 class FleetCli : public ::testing::Test {
  protected:
