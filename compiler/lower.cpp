@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "tunefarm/compiler/decompose_strided_gather.h"
 #include "tunefarm/compiler/ir_visitor.h"
 #include "tunefarm/compiler/lower_blocks.h"
 #include "tunefarm/compiler/simplify.h"
@@ -89,7 +90,8 @@ Result<PrimFunc> LowerToPrimFunc(const Workload& w) {
     outputs.insert(b.get());
   }
   std::vector<Stmt> nests;
-  for (const ComputeStage& stage : w.stages) nests.push_back(LowerStage(stage));
+  // A strided gather (transposed convolution) visits only its contributing taps.
+  for (const ComputeStage& stage : w.stages) nests.push_back(LowerStage(DecomposeStridedGathers(stage)));
   Stmt body = SeqStmt::Make(std::move(nests));
   // Intermediate stages live for the whole function, innermost-declared last.
   for (auto it = w.stages.rbegin(); it != w.stages.rend(); ++it) {

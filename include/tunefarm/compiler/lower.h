@@ -11,7 +11,8 @@ namespace tunefarm {
 // The default, unscheduled PrimFunc of a workload: one loop nest per stage
 // (spatial loops outside, reduction loops inside), each stage a Block whose
 // init stores the reduction identity; intermediate stages live in Allocates.
-// Params: the workload's inputs, then its outputs.
+// Params: the workload's inputs, then its outputs. Sums over strided gathers
+// are lowered over their contributing taps only (decompose_strided_gather.h).
 Result<ir::PrimFunc> LowerToPrimFunc(const Workload& w);
 
 // The passes that turn a (possibly scheduled) PrimFunc into code-generator
