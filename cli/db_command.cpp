@@ -18,7 +18,7 @@ void AddDbOption(CLI::App* command, DbCommandOptions* options) {
 }
 
 void AddQueryOptions(CLI::App* command, DbCommandOptions* options) {
-  command->add_option("--workload", options->workload, "Structural hash of the workload")->required();
+  command->add_option("--workload", options->workload, "The workload: its structural hash, or its name when the log holds one workload of that name")->required();
   command
       ->add_option("--target", options->target,
                    "Full target string, e.g. \"llvm -mtriple=x86_64-linux-gnu -mcpu=znver4\"")
@@ -69,7 +69,7 @@ void AddDbCommand(CLI::App& app, int* exit_code) {
       "export", "Write a tuning log as JSON Lines (format in docs/database.md) to a file or stdout");
   AddDbOption(export_cmd, options.get());
   export_cmd->add_option("-o,--output", options->file, "Output file, - for stdout")->capture_default_str();
-  export_cmd->add_option("--workload", options->workload, "Only this workload's records");
+  export_cmd->add_option("--workload", options->workload, "Only this workload's records (structural hash, or a name unique in the log)");
   export_cmd->add_option("--target", options->target, "Only records for this target string");
   export_cmd->callback(
       [options, exit_code] { *exit_code = database::RunDbExport(*options, std::cout, std::cerr); });

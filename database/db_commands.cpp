@@ -38,6 +38,31 @@ Target QueryTarget(const DbCommandOptions& options) {
   return target;
 }
 
+// --workload names a workload by its structural hash or, when the log holds
+// exactly one workload of that name, by name. Anything else is the user's
+// mistake: an export or a lookup of a workload the log does not hold would
+// otherwise answer with nothing and look like success.
+Result<std::string> ResolveWorkload(Database& db, const std::string& name_or_hash, const std::string& path) {
+  TF_ASSIGN_OR_RETURN(std::vector<Workload> workloads, db.ListWorkloads());
+  std::vector<std::string> named;
+  std::string known;
+  for (const Workload& w : workloads) {
+    const std::string& hash = w.hash;
+    if (hash == name_or_hash) return hash;
+    if (w.name == name_or_hash) named.push_back(hash);
+    known += (known.empty() ? "" : ", ") + w.name + " (" + hash + ")";
+  }
+  if (named.size() == 1) return named[0];
+  if (named.size() > 1) {
+    std::string hashes;
+    for (const std::string& h : named) hashes += (hashes.empty() ? "" : ", ") + h;
+    return Status::InvalidArgument(path + " holds " + std::to_string(named.size()) + " workloads named '" +
+                                   name_or_hash + "'; give one's structural hash: " + hashes);
+  }
+  return Status::NotFound("no workload '" + name_or_hash + "' (name or structural hash) in " + path +
+                          (known.empty() ? std::string(", which holds no workload") : "; it holds " + known));
+}
+
 std::string FormatSeconds(double seconds) {
   std::ostringstream text;
   text << std::setprecision(4);
@@ -88,13 +113,21 @@ int RunDbStats(const DbCommandOptions& options, std::ostream& out, std::ostream&
 
 int RunDbBest(const DbCommandOptions& options, std::ostream& out, std::ostream& err) {
   if (options.workload.empty() || options.target.empty()) {
-    return UsageError("best needs --workload HASH and --target STRING", err);
+    return UsageError("best needs --workload NAME|HASH and --target STRING", err);
   }
   OpenOptions user_options;
   user_options.read_only = true;
   auto layered = LayeredDatabase::Open(options.db_path, options.system_db_path, user_options);
   if (!layered.ok()) return Fail(layered.status(), err);
-  auto best = (*layered)->GetBest(options.workload, QueryTarget(options));
+  std::string workload = options.workload;
+  // A name is looked up in the user log; a hash is passed through, since the
+  // system log may hold workloads the user log does not.
+  if (auto hash = ResolveWorkload((*layered)->user(), options.workload, options.db_path); hash.ok()) {
+    workload = *hash;
+  } else if (!(*layered)->system()) {
+    return Fail(hash.status(), err);
+  }
+  auto best = (*layered)->GetBest(workload, QueryTarget(options));
   if (!best.ok()) return Fail(best.status(), err);
   const BestRecord& answer = best->best;
   if (options.json) {
@@ -119,7 +152,7 @@ int RunDbBest(const DbCommandOptions& options, std::ostream& out, std::ostream& 
 
 int RunDbTop(const DbCommandOptions& options, std::ostream& out, std::ostream& err) {
   if (options.workload.empty() || options.target.empty()) {
-    return UsageError("top needs --workload HASH and --target STRING", err);
+    return UsageError("top needs --workload NAME|HASH and --target STRING", err);
   }
   if (options.k < 1) return UsageError("-k must be at least 1", err);
   auto db = OpenForReading(options);
@@ -127,8 +160,10 @@ int RunDbTop(const DbCommandOptions& options, std::ostream& out, std::ostream& e
   // With a fingerprint, the exact target; with only a target string, every
   // device that ran it.
   bool exact = !options.fingerprint.isa.empty();
-  auto top = exact ? (*db)->GetTopK(options.workload, QueryTarget(options), options.k)
-                   : (*db)->GetTopKByTargetString(options.workload, options.target, options.k);
+  auto workload = ResolveWorkload(**db, options.workload, options.db_path);
+  if (!workload.ok()) return Fail(workload.status(), err);
+  auto top = exact ? (*db)->GetTopK(*workload, QueryTarget(options), options.k)
+                   : (*db)->GetTopKByTargetString(*workload, options.target, options.k);
   if (!top.ok()) return Fail(top.status(), err);
   if (options.json) {
     for (const TuningRecord& record : *top) out << DumpJsonLine(RecordToJson(record)) << "\n";
@@ -145,7 +180,12 @@ int RunDbTop(const DbCommandOptions& options, std::ostream& out, std::ostream& e
 int RunDbExport(const DbCommandOptions& options, std::ostream& out, std::ostream& err) {
   auto db = OpenForReading(options);
   if (!db.ok()) return Fail(db.status(), err);
-  RecordFilter filter{options.workload, options.target};
+  RecordFilter filter{"", options.target};
+  if (!options.workload.empty()) {
+    auto workload = ResolveWorkload(**db, options.workload, options.db_path);
+    if (!workload.ok()) return Fail(workload.status(), err);
+    filter.workload_hash = *workload;
+  }
   if (options.file == "-") {
     Status status = (*db)->ExportJsonl(out, filter);
     return status.ok() ? kExitOk : Fail(status, err);

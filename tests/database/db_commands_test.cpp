@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -99,6 +100,27 @@ TEST_F(DbCommandsTest, ExportImportMergePrune) {
   EXPECT_EQ(OpenOrDie(other.db_path)->Stats()->records, 5);
 }
 
+TEST_F(DbCommandsTest, WorkloadByNameOrHash) {
+  auto db = OpenOrDie(options_.db_path);
+  ASSERT_TRUE(db->CommitWorkload(MakeWorkload("w2")).ok());
+  ASSERT_TRUE(db->CommitRecords({MakeRecord("w2", CpuTarget(), {5e-3})}).ok());
+  db.reset();
+  options_.file = "-";
+  for (const std::string& name : {std::string("w2"), std::string("matmul_w2")}) {
+    options_.workload = name;
+    out_.str("");
+    ASSERT_EQ(RunDbExport(options_, out_, err_), 0) << err_.str();
+    // The header, w2's workload line and its one record.
+    std::string text = out_.str();
+    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 3) << name << ":\n" << text;
+    EXPECT_NE(text.find("\"workload\":\"w2\""), std::string::npos) << text;
+    EXPECT_EQ(text.find("\"workload\":\"w1\""), std::string::npos) << text;
+    out_.str("");
+    ASSERT_EQ(RunDbTop(options_, out_, err_), 0) << err_.str();
+    EXPECT_NE(out_.str().find("1 record(s)"), std::string::npos) << out_.str();
+  }
+}
+
 TEST_F(DbCommandsTest, UserErrorsExitWithOneAndSayWhy) {
   DbCommandOptions missing;
   missing.db_path = dir_.File("absent.db");
@@ -119,6 +141,24 @@ TEST_F(DbCommandsTest, UserErrorsExitWithOneAndSayWhy) {
   err_.str("");
   EXPECT_EQ(RunDbImport(bad_import, garbage, out_, err_), 1);
   EXPECT_NE(err_.str().find("<stdin>:1:"), std::string::npos) << err_.str();
+
+  // A workload the log does not hold is an error naming what it does hold,
+  // not an empty export.
+  DbCommandOptions unknown = options_;
+  unknown.workload = "gmm_512";
+  unknown.file = "-";
+  err_.str("");
+  out_.str("");
+  EXPECT_EQ(RunDbExport(unknown, out_, err_), 1);
+  EXPECT_EQ(out_.str(), "");
+  EXPECT_NE(err_.str().find("no workload 'gmm_512'"), std::string::npos) << err_.str();
+  EXPECT_NE(err_.str().find("matmul_w1 (w1)"), std::string::npos) << err_.str();
+  err_.str("");
+  EXPECT_EQ(RunDbTop(unknown, out_, err_), 1);
+  EXPECT_NE(err_.str().find("no workload 'gmm_512'"), std::string::npos) << err_.str();
+  err_.str("");
+  EXPECT_EQ(RunDbBest(unknown, out_, err_), 1);
+  EXPECT_NE(err_.str().find("no workload 'gmm_512'"), std::string::npos) << err_.str();
 
   options_.workload.clear();
   EXPECT_EQ(RunDbBest(options_, out_, err_), 1);

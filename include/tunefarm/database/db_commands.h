@@ -16,7 +16,7 @@ namespace tunefarm::database {
 struct DbCommandOptions {
   std::string db_path = "tunefarm.db";  // --db
   std::string system_db_path;           // --system-db (best, top); empty: none
-  std::string workload;                 // --workload HASH
+  std::string workload;                 // --workload NAME|HASH (a name must be unique in the log)
   std::string target;                   // --target STRING
   HardwareFingerprint fingerprint;      // --isa --arch --features --cores --toolchain
   int k = 10;                           // -k
