@@ -6,6 +6,8 @@
 #include <set>
 
 #include "tunefarm/compiler/workload.h"
+
+#include "tunefarm/compiler/decompose_strided_gather.h"
 #include "workload_ir_util.h"
 
 namespace tunefarm {
@@ -171,8 +173,10 @@ const char* ReduceKindName(ReduceKind kind) {
 
 double Workload::Flops() const {
   double total = 0;
-  for (const ComputeStage& s : stages) {
-    if (!s.output || !s.body.defined()) continue;
+  for (const ComputeStage& written : stages) {
+    if (!written.output || !written.body.defined()) continue;
+    // Counted as lowered: a strided gather's skipped taps are no work.
+    const ComputeStage s = DecomposeStridedGathers(written);
     double iterations = 1;
     for (int64_t d : s.output->shape) iterations *= static_cast<double>(d);
     for (int64_t d : s.reduce_extents) iterations *= static_cast<double>(d);

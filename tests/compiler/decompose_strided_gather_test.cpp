@@ -110,6 +110,10 @@ TEST(DecomposeStridedGatherTest, TransposedConvVisitsOneTapInFour) {
   std::string text = ir::ToString(*f);
   EXPECT_EQ(text.find("% 2) == 0"), std::string::npos) << text;
   const T2dShape t{8, 4, 4, 32, 4, 4, 1, 2};
+  // Flops count the work done: a multiply-add per contributing tap.
+  auto w = ParseWorkload(kT2dGather);
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ(w->Flops(), 2.0 * t.k * t.OutH() * t.OutW() * t.c * (t.r / 2) * (t.s / 2));
   EXPECT_TRUE(MatchesScatter(t, *f, /*jit=*/false));
   EXPECT_TRUE(MatchesScatter(t, *f, /*jit=*/true));
 }

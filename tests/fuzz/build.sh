@@ -16,6 +16,9 @@ SOURCES=(
   compiler/dtype.cpp
   compiler/ir.cpp
   compiler/workload.cpp
+  compiler/decompose_strided_gather.cpp
+  compiler/ir_visitor.cpp
+  compiler/simplify.cpp
   compiler/workload_lexer.cpp
   compiler/workload_parser.cpp
   compiler/workload_sema.cpp

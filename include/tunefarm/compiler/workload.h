@@ -38,7 +38,9 @@ struct Workload {
   std::vector<ir::Buffer> outputs;  // subset of stage outputs, in declaration order
 
   // Floating-point operations of one evaluation (a multiply-add counts 2),
-  // for GFLOP/s figures: counts arithmetic in every stage body times its iteration count.
+  // for GFLOP/s figures: counts arithmetic in every stage body times its iteration count,
+  // as lowered (a transposed convolution's taps that never contribute are not counted;
+  // decompose_strided_gather.h).
   double Flops() const;
   // Checks the invariants the rest of the compiler relies on (every Load reads a
   // known tensor with the right number of indices, types agree, outputs exist).
