@@ -320,6 +320,15 @@ class CpuSketchPolicy : public SketchPolicy {
       TF_ASSIGN_OR_RETURN(ValueRV where, sch.SampleCategorical({0, 1}, {1.0, 1.0}));
       if (sch.Get(where) == 1) TF_RETURN_IF_ERROR(sch.ComputeAt(copy, outer));
       TF_RETURN_IF_ERROR(sch.PackLayout(copy, dim, lanes, dim));
+      // A copy made once for the whole call is a loop nest of its own before
+      // the kernel's: without this it would run on one thread (a transposed
+      // convolution's 8 MiB of weights, a 1024x1024 matmul's B).
+      if (sch.Get(where) == 0) {
+        TF_ASSIGN_OR_RETURN(std::vector<LoopRV> copy_loops, sch.GetLoops(copy));
+        if (copy_loops.empty()) continue;
+        TF_ASSIGN_OR_RETURN(int64_t copy_outer_extent, sch.LoopExtent(copy_loops[0]));
+        if (copy_outer_extent > 1) TF_RETURN_IF_ERROR(sch.Parallel(copy_loops[0]));
+      }
     }
     return Status::OK();
   }

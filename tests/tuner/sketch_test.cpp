@@ -160,5 +160,44 @@ TEST(EvolutionarySearchTest, BatchesNeverRepeatMeasuredPrograms) {
   }
 }
 
+// A packed copy made once for the whole call runs in parallel over its outer
+// loop (a small transposed convolution: its weights are packed along the
+// output channels, 16 wide). Samples with such a copy have two parallel
+// loops (the copy's and the kernel's) and compute what the default does.
+TEST(SketchPackingTest, RootCopiesRunInParallel) {
+  constexpr char kText[] = R"(
+workload t2d_small(C = 8, H = 4, W = 4, K = 32, R = 4, S = 4, P = 1) {
+  X  = input f32[C, H, W]
+  Wt = input f32[C, K, R, S]
+  out[k, h: (H - 1) * 2 - 2 * P + R, w: (W - 1) * 2 - 2 * P + S] = sum(c: C, r: R, s: S)
+      select((h + P - r) % 2 == 0 && (h + P - r) / 2 >= 0 && (h + P - r) / 2 < H &&
+             (w + P - s) % 2 == 0 && (w + P - s) / 2 >= 0 && (w + P - s) / 2 < W,
+             X[c, (h + P - r) / 2, (w + P - s) / 2], 0.0) * Wt[c, k, r, s]
+  output out
+}
+)";
+  auto w = ParseWorkload(kText);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  auto f = LowerToPrimFunc(*w);
+  ASSERT_TRUE(f.ok());
+  auto policy = MakeCpuSketchPolicy();
+  EvolutionarySearch search(*f, policy.get(), SearchOptions{}, 9);
+  int root_copies = 0;
+  for (int i = 0; i < 48 && root_copies < 4; ++i) {
+    auto c = search.Sample();
+    if (!c.ok()) continue;
+    std::string trace = c->trace.ToText();
+    std::string text = ir::ToString(c->func);
+    // cache_read's copy is b1; at the root unless computed at the kernel's loop.
+    if (trace.find("cache_read") == std::string::npos || trace.find("compute_at(b1") != std::string::npos) continue;
+    ++root_copies;
+    size_t parallel = 0;
+    for (size_t at = text.find("parallel"); at != std::string::npos; at = text.find("parallel", at + 1)) ++parallel;
+    EXPECT_EQ(parallel, 2u) << trace << "\n" << text;
+    ExpectSameAsDefault(*f, c->func, /*jit=*/true);
+  }
+  EXPECT_GE(root_copies, 1) << "no sample packed the weights once for the whole call";
+}
+
 }  // namespace
 }  // namespace tunefarm::tuner
