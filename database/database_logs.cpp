@@ -100,7 +100,12 @@ Result<IngestStats> Database::ImportJsonl(std::istream& in, std::string_view sou
       continue;
     }
     std::string type = object.is_object() ? object.value("type", "") : "";
-    if (type == "workload") {
+    if (type == "header") {
+      // Concatenated exports (`cat a.jsonl b.jsonl | tunefarm db import -`):
+      // each part starts with its own header, checked like the first.
+      Status header = CheckJsonlHeader(object);
+      if (!header.ok()) return at_line(line_number, header);
+    } else if (type == "workload") {
       Result<Workload> workload = WorkloadFromJson(object);
       if (!workload.ok()) return at_line(line_number, workload.status());
       bool added = false;
@@ -115,7 +120,7 @@ Result<IngestStats> Database::ImportJsonl(std::istream& in, std::string_view sou
       ++(*id != 0 ? stats.records_added : stats.records_skipped);
     } else {
       return at_line(line_number, Status::InvalidArgument("unknown line type '" + type +
-                                                          "' (expected 'workload' or 'record')"));
+                                                          "' (expected 'workload', 'record' or 'header')"));
     }
   }
   if (in.bad()) return Status::IOError(source + ": read error");

@@ -131,6 +131,8 @@ TEST(JsonlTest, BadInputNamesTheLineAndImportsNothing) {
       {header + good_line, "in.jsonl:2: "},  // workload never defined
       {header + workload + "{\"type\":\"bogus\"}\n", "in.jsonl:3: unknown line type 'bogus'"},
       {R"({"type":"header","format":"tunefarm-tuning-log","version":7})" "\n", "version 7"},
+      // A later header of a concatenated file is checked like the first.
+      {header + workload + R"({"type":"header","format":"tunefarm-tuning-log","version":7})" "\n", "in.jsonl:3: "},
   };
   for (const Case& c : cases) {
     std::istringstream in(c.text);
@@ -144,6 +146,25 @@ TEST(JsonlTest, BadInputNamesTheLineAndImportsNothing) {
   std::istringstream ok(header + workload + good_line);
   EXPECT_TRUE(db->ImportJsonl(ok, "in.jsonl").ok());
   EXPECT_EQ(db->Stats()->records, 1);
+}
+
+TEST(JsonlTest, ConcatenatedExportsImportAsOne) {
+  TempDir dir;
+  std::string parts;
+  for (const std::string& hash : {std::string("w1"), std::string("w2")}) {
+    auto source = OpenOrDie(dir.File(hash + ".db"));
+    ASSERT_TRUE(source->CommitWorkload(MakeWorkload(hash)).ok());
+    ASSERT_TRUE(source->CommitRecords({MakeRecord(hash, CpuTarget(), {1e-3}), MakeRecord(hash, CpuTarget(), {2e-3})}).ok());
+    std::ostringstream out;
+    ASSERT_TRUE(source->ExportJsonl(out).ok());
+    parts += out.str();
+  }
+  auto db = OpenOrDie(dir.File("both.db"));
+  std::istringstream in(parts);
+  auto stats = db->ImportJsonl(in, "both.jsonl");
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  EXPECT_EQ(stats->records_added, 4);
+  EXPECT_EQ(db->Stats()->workloads, 2);
 }
 
 TEST(MergeTest, MergeAddsMissingRecordsOnlyOnce) {
