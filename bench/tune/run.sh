@@ -39,7 +39,7 @@ BUILD_DIR="${TUNEFARM_BUILD_DIR:-build-tb}"
 if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
   cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release
 fi
-cmake --build "$BUILD_DIR" -j "${TUNEFARM_JOBS:-2}" --target tunefarm tunefarm-runner tunefarm_tuned_vs_onednn
+cmake --build "$BUILD_DIR" -j "${TUNEFARM_JOBS:-2}" --target tunefarm tunefarm-runner tunefarm_tuned_vs_onednn tunefarm_tune_efficiency
 export TUNEFARM_RUNNER="$PWD/$BUILD_DIR/worker/tunefarm-runner"
 
 WORKLOADS=(gmm_1024 gmm_512 c2d_resnet_3x3 dep_3x3_c256_28 t2d dense_bias_relu)
