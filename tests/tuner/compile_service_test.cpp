@@ -136,6 +136,23 @@ TEST(CompileServiceTest, TunedWorkloadComesBackAsTheRecordsKernelAndRuns) {
   EXPECT_EQ(h->compile_service().compilations(), 2);
 }
 
+// A best record whose trace no longer fits the workload's loop nest (tuned
+// before a change to lowering) is an error naming the record and the remedy,
+// not a kernel built from something else.
+TEST(CompileServiceTest, ARecordThatNoLongerReplaysIsAnErrorNamingIt) {
+  auto h = ServiceHarness::Start(16, nullptr);
+  ASSERT_NE(h, nullptr);
+  Workload mm = ParseOrDie(kMatmulText);
+  int64_t id = h->CommitRecord(mm, "tunefarm-trace 1\nb0 = get_block(\"C_before\")\n", {1e-5});
+  v1::CompileResponse r;
+  grpc::Status s = h->Compile(TextRequest(kMatmulText), &r);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error_message().find("record #" + std::to_string(id)), std::string::npos) << s.error_message();
+  EXPECT_NE(s.error_message().find("does not replay on mm"), std::string::npos) << s.error_message();
+  EXPECT_NE(s.error_message().find("C_before"), std::string::npos) << s.error_message();
+  EXPECT_NE(s.error_message().find("tune the workload again"), std::string::npos) << s.error_message();
+}
+
 TEST(CompileServiceTest, UntunedWorkloadGetsTheDefaultScheduleOrNotFound) {
   auto h = ServiceHarness::Start(16, nullptr);
   ASSERT_NE(h, nullptr);
