@@ -78,7 +78,7 @@ Stmt LowerStage(const ComputeStage& stage) {
 
 }  // namespace
 
-Result<PrimFunc> LowerToPrimFunc(const Workload& w) {
+Result<PrimFunc> LowerToPrimFunc(const Workload& w, const LowerOptions& options) {
   TF_RETURN_IF_ERROR(w.Validate());
   PrimFunc f;
   f.name = w.name;
@@ -91,7 +91,9 @@ Result<PrimFunc> LowerToPrimFunc(const Workload& w) {
   }
   std::vector<Stmt> nests;
   // A strided gather (transposed convolution) visits only its contributing taps.
-  for (const ComputeStage& stage : w.stages) nests.push_back(LowerStage(DecomposeStridedGathers(stage)));
+  for (const ComputeStage& stage : w.stages) {
+    nests.push_back(LowerStage(options.decompose_strided_gathers ? DecomposeStridedGathers(stage) : stage));
+  }
   Stmt body = SeqStmt::Make(std::move(nests));
   // Intermediate stages live for the whole function, innermost-declared last.
   for (auto it = w.stages.rbegin(); it != w.stages.rend(); ++it) {

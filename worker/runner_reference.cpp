@@ -67,7 +67,11 @@ int64_t Bytes(const Reference& r) {
 Result<std::unique_ptr<Reference>> Compute(const Workload& w, uint64_t seed) {
   auto ref = std::make_unique<Reference>();
   ref->key = ReferenceKey(w, seed);
-  TF_ASSIGN_OR_RETURN(ir::PrimFunc func, LowerToPrimFunc(w));
+  // The text as written, not the nest the tuner schedules: a rewrite in
+  // lowering (the strided-gather decomposition) is checked, not trusted.
+  LowerOptions as_written;
+  as_written.decompose_strided_gathers = false;
+  TF_ASSIGN_OR_RETURN(ir::PrimFunc func, LowerToPrimFunc(w, as_written));
   std::mt19937_64 rng(seed);
   for (size_t i = 0; i < func.params.size(); ++i) {
     HostBuffer b = HostBuffer::Like(func.params[i]);

@@ -118,6 +118,19 @@ TEST(DecomposeStridedGatherTest, TransposedConvVisitsOneTapInFour) {
   EXPECT_TRUE(MatchesScatter(t, *f, /*jit=*/true));
 }
 
+// With the decomposition off, the nest follows the text (every tap): the
+// reference tuned kernels are checked against, computing the same sums.
+TEST(DecomposeStridedGatherTest, AsWrittenLoweringIsTheIndependentReference) {
+  auto w = ParseWorkload(kT2dGather);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  LowerOptions as_written;
+  as_written.decompose_strided_gathers = false;
+  auto f = LowerToPrimFunc(*w, as_written);
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_EQ(ReduceExtents(*f, "out"), (std::map<std::string, int64_t>{{"vc", 8}, {"vr", 4}, {"vs", 4}}));
+  EXPECT_TRUE(MatchesScatter({8, 4, 4, 32, 4, 4, 1, 2}, *f, /*jit=*/false));
+}
+
 TEST(DecomposeStridedGatherTest, StrideThreeOddKernelKeepsTheBound) {
   auto f = LowerText(kT2dStride3);
   ASSERT_TRUE(f.ok()) << f.status().ToString();
