@@ -104,7 +104,9 @@ Result<IngestStats> Database::ImportJsonl(std::istream& in, std::string_view sou
       // Concatenated exports (`cat a.jsonl b.jsonl | tunefarm db import -`):
       // each part starts with its own header, checked like the first.
       Status header = CheckJsonlHeader(object);
-      if (!header.ok()) return at_line(line_number, header);
+      if (!header.ok()) {
+        return at_line(line_number, Status(header.code(), "the header of a concatenated part: " + header.message()));
+      }
     } else if (type == "workload") {
       Result<Workload> workload = WorkloadFromJson(object);
       if (!workload.ok()) return at_line(line_number, workload.status());

@@ -44,14 +44,16 @@ Target QueryTarget(const DbCommandOptions& options) {
 // otherwise answer with nothing and look like success.
 Result<std::string> ResolveWorkload(Database& db, const std::string& name_or_hash, const std::string& path) {
   TF_ASSIGN_OR_RETURN(std::vector<Workload> workloads, db.ListWorkloads());
+  constexpr size_t kListed = 10;  // workloads named in the not-found message
   std::vector<std::string> named;
   std::string known;
-  for (const Workload& w : workloads) {
-    const std::string& hash = w.hash;
-    if (hash == name_or_hash) return hash;
-    if (w.name == name_or_hash) named.push_back(hash);
-    known += (known.empty() ? "" : ", ") + w.name + " (" + hash + ")";
+  for (size_t i = 0; i < workloads.size(); ++i) {
+    const Workload& w = workloads[i];
+    if (w.hash == name_or_hash) return w.hash;
+    if (w.name == name_or_hash) named.push_back(w.hash);
+    if (i < kListed) known += (known.empty() ? "" : ", ") + w.name + " (" + w.hash + ")";
   }
+  if (workloads.size() > kListed) known += " and " + std::to_string(workloads.size() - kListed) + " more";
   if (named.size() == 1) return named[0];
   if (named.size() > 1) {
     std::string hashes;
@@ -119,15 +121,14 @@ int RunDbBest(const DbCommandOptions& options, std::ostream& out, std::ostream& 
   user_options.read_only = true;
   auto layered = LayeredDatabase::Open(options.db_path, options.system_db_path, user_options);
   if (!layered.ok()) return Fail(layered.status(), err);
-  std::string workload = options.workload;
-  // A name is looked up in the user log; a hash is passed through, since the
-  // system log may hold workloads the user log does not.
-  if (auto hash = ResolveWorkload((*layered)->user(), options.workload, options.db_path); hash.ok()) {
-    workload = *hash;
-  } else if (!(*layered)->system()) {
-    return Fail(hash.status(), err);
+  // The user log first, then the system log: either may hold the workload.
+  auto workload = ResolveWorkload((*layered)->user(), options.workload, options.db_path);
+  if (!workload.ok() && workload.status().code() == StatusCode::kNotFound && (*layered)->system()) {
+    auto in_system = ResolveWorkload(*(*layered)->system(), options.workload, options.system_db_path);
+    if (in_system.ok() || in_system.status().code() != StatusCode::kNotFound) workload = std::move(in_system);
   }
-  auto best = (*layered)->GetBest(workload, QueryTarget(options));
+  if (!workload.ok()) return Fail(workload.status(), err);
+  auto best = (*layered)->GetBest(*workload, QueryTarget(options));
   if (!best.ok()) return Fail(best.status(), err);
   const BestRecord& answer = best->best;
   if (options.json) {

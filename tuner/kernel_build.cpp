@@ -114,10 +114,8 @@ Result<BuiltKernel> BuildWithBest(const Workload& w, const Target& target, const
                   Status::Corruption("record #" + std::to_string(r.id) + " of " + options.log_name +
                                      " does not replay on " + w.name + ": " + applied.message() +
                                      ". Most likely it was tuned by a tunefarm that lowered or scheduled this workload "
-                                     "differently" +
-                                     (r.tunefarm_version.empty() ? std::string()
-                                                                 : " (tunefarm " + r.tunefarm_version + " wrote it)") +
-                                     "; tune the workload again so that a record that fits becomes its best"),
+                                     "differently; tune the workload again so that a record that fits becomes "
+                                     "its best"),
                   failed_stage);
     }
     func = sch.func();

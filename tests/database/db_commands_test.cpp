@@ -121,6 +121,30 @@ TEST_F(DbCommandsTest, WorkloadByNameOrHash) {
   }
 }
 
+// With a system log, `db best` finds a workload by name in either log, and
+// a name in neither is still an error, not "no record".
+TEST_F(DbCommandsTest, BestResolvesNamesInTheSystemLogToo) {
+  std::string system_path = dir_.File("system.db");
+  {
+    auto system = OpenOrDie(system_path);
+    ASSERT_TRUE(system->CommitWorkload(MakeWorkload("s1")).ok());
+    ASSERT_TRUE(system->CommitRecords({MakeRecord("s1", CpuTarget(), {4e-3}, "from-system")}).ok());
+  }
+  options_.system_db_path = system_path;
+  options_.fingerprint = CpuTarget().fingerprint;
+  options_.workload = "matmul_s1";
+  ASSERT_EQ(RunDbBest(options_, out_, err_), 0) << err_.str();
+  EXPECT_NE(out_.str().find("trace    from-system"), std::string::npos) << out_.str();
+  options_.workload = "matmul_w1";
+  out_.str("");
+  ASSERT_EQ(RunDbBest(options_, out_, err_), 0) << err_.str();
+  EXPECT_NE(out_.str().find("trace    t1"), std::string::npos) << out_.str();
+  options_.workload = "matmul_typo";
+  err_.str("");
+  EXPECT_EQ(RunDbBest(options_, out_, err_), 1);
+  EXPECT_NE(err_.str().find("no workload 'matmul_typo'"), std::string::npos) << err_.str();
+}
+
 TEST_F(DbCommandsTest, UserErrorsExitWithOneAndSayWhy) {
   DbCommandOptions missing;
   missing.db_path = dir_.File("absent.db");
