@@ -161,22 +161,14 @@ TEST(EvolutionarySearchTest, BatchesNeverRepeatMeasuredPrograms) {
 }
 
 // A packed copy made once for the whole call runs in parallel over its outer
-// loop (a small transposed convolution: its weights are packed along the
-// output channels, 16 wide). Samples with such a copy have two parallel
-// loops (the copy's and the kernel's) and compute what the default does.
+// loop (the suite's transposed convolution shrunk to 8 -> 32 channels: its
+// weights are packed along the output channels, 16 wide). Samples with such
+// a copy have two parallel loops (the copy's and the kernel's) and compute
+// what the default does.
 TEST(SketchPackingTest, RootCopiesRunInParallel) {
-  constexpr char kText[] = R"(
-workload t2d_small(C = 8, H = 4, W = 4, K = 32, R = 4, S = 4, P = 1) {
-  X  = input f32[C, H, W]
-  Wt = input f32[C, K, R, S]
-  out[k, h: (H - 1) * 2 - 2 * P + R, w: (W - 1) * 2 - 2 * P + S] = sum(c: C, r: R, s: S)
-      select((h + P - r) % 2 == 0 && (h + P - r) / 2 >= 0 && (h + P - r) / 2 < H &&
-             (w + P - s) % 2 == 0 && (w + P - s) / 2 >= 0 && (w + P - s) / 2 < W,
-             X[c, (h + P - r) / 2, (w + P - s) / 2], 0.0) * Wt[c, k, r, s]
-  output out
-}
-)";
-  auto w = ParseWorkload(kText);
+  ParseOptions small;
+  small.param_overrides = {{"C", 8}, {"K", 32}};
+  auto w = ParseWorkloadFile(std::string(TUNEFARM_SOURCE_DIR) + "/configs/workloads/t2d.tf", small);
   ASSERT_TRUE(w.ok()) << w.status().ToString();
   auto f = LowerToPrimFunc(*w);
   ASSERT_TRUE(f.ok());
