@@ -66,12 +66,13 @@ int Compile(const CompileOptions& o) {
   std::unique_ptr<database::LayeredDatabase> db;
   tuner::BestRecordLookup lookup;
   if (!o.db.empty()) {
-    lookup = [&](std::string_view hash, const database::Target& t) -> Result<database::LayeredBest> {
+    lookup = [&](std::string_view hash, const database::Target& t,
+                 const database::RecordUsable& usable) -> Result<database::LayeredBest> {
       database::OpenOptions read_only;
       read_only.read_only = true;
       std::string system = o.system_db.empty() ? database::DefaultSystemDatabasePath() : o.system_db;
       TF_ASSIGN_OR_RETURN(db, database::LayeredDatabase::Open(o.db, system, read_only, !o.system_db.empty()));
-      return db->GetBest(hash, t);
+      return db->GetBest(hash, t, usable);
     };
   }
   tuner::KernelBuildOptions build;

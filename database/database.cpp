@@ -337,29 +337,36 @@ Result<std::vector<TuningRecord>> Database::GetTopKByTargetString(std::string_vi
 }
 
 Result<std::optional<TuningRecord>> Database::GetBestAtLevel(std::string_view workload_hash, const Target& target,
-                                                             FallbackLevel level) {
+                                                             FallbackLevel level, const RecordUsable& usable) {
   if (level == FallbackLevel::kNone) return std::optional<TuningRecord>();
   Target canonical = target;
   CanonicalizeFingerprint(&canonical.fingerprint);
-  std::lock_guard<std::mutex> lock(mu_);
-  TF_ASSIGN_OR_RETURN(int64_t workload_id, WorkloadIdLocked(workload_hash));
-  if (workload_id == 0) return std::optional<TuningRecord>();
-  std::vector<int64_t> target_ids;
-  if (level == FallbackLevel::kSameDevice) {
-    TF_ASSIGN_OR_RETURN(int64_t target_id, TargetIdLocked(canonical, /*create=*/false));
-    if (target_id != 0) target_ids.push_back(target_id);
-  } else {
-    TF_ASSIGN_OR_RETURN(target_ids, TargetIdsForArchLocked(canonical));
+  std::vector<TuningRecord> top;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    TF_ASSIGN_OR_RETURN(int64_t workload_id, WorkloadIdLocked(workload_hash));
+    if (workload_id == 0) return std::optional<TuningRecord>();
+    std::vector<int64_t> target_ids;
+    if (level == FallbackLevel::kSameDevice) {
+      TF_ASSIGN_OR_RETURN(int64_t target_id, TargetIdLocked(canonical, /*create=*/false));
+      if (target_id != 0) target_ids.push_back(target_id);
+    } else {
+      TF_ASSIGN_OR_RETURN(target_ids, TargetIdsForArchLocked(canonical));
+    }
+    TF_ASSIGN_OR_RETURN(top, TopKForTargetsLocked(workload_hash, workload_id, target_ids,
+                                                  usable ? kUsableCandidates : 1));
   }
-  TF_ASSIGN_OR_RETURN(std::vector<TuningRecord> top,
-                      TopKForTargetsLocked(workload_hash, workload_id, target_ids, 1));
-  if (top.empty()) return std::optional<TuningRecord>();
-  return std::optional<TuningRecord>(std::move(top.front()));
+  // The check (a trace replay, say) runs unlocked: other callers need not wait.
+  for (TuningRecord& record : top) {
+    if (!usable || usable(record)) return std::optional<TuningRecord>(std::move(record));
+  }
+  return std::optional<TuningRecord>();
 }
 
-Result<BestRecord> Database::GetBest(std::string_view workload_hash, const Target& target) {
+Result<BestRecord> Database::GetBest(std::string_view workload_hash, const Target& target,
+                                     const RecordUsable& usable) {
   for (FallbackLevel level : {FallbackLevel::kSameDevice, FallbackLevel::kSameArch}) {
-    TF_ASSIGN_OR_RETURN(std::optional<TuningRecord> record, GetBestAtLevel(workload_hash, target, level));
+    TF_ASSIGN_OR_RETURN(std::optional<TuningRecord> record, GetBestAtLevel(workload_hash, target, level, usable));
     if (record) return BestRecord{level, std::move(record)};
   }
   return BestRecord{};

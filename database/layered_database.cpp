@@ -37,12 +37,13 @@ Result<std::unique_ptr<LayeredDatabase>> LayeredDatabase::Open(const std::string
   return std::unique_ptr<LayeredDatabase>(new LayeredDatabase(std::move(user), std::move(system)));
 }
 
-Result<LayeredBest> LayeredDatabase::GetBest(std::string_view workload_hash, const Target& target) {
+Result<LayeredBest> LayeredDatabase::GetBest(std::string_view workload_hash, const Target& target,
+                                             const RecordUsable& usable) {
   for (FallbackLevel level : {FallbackLevel::kSameDevice, FallbackLevel::kSameArch}) {
     for (Layer layer : {Layer::kUser, Layer::kSystem}) {
       Database* db = layer == Layer::kUser ? user_.get() : system_.get();
       if (db == nullptr) continue;
-      TF_ASSIGN_OR_RETURN(std::optional<TuningRecord> record, db->GetBestAtLevel(workload_hash, target, level));
+      TF_ASSIGN_OR_RETURN(std::optional<TuningRecord> record, db->GetBestAtLevel(workload_hash, target, level, usable));
       if (record) return LayeredBest{BestRecord{level, std::move(record)}, layer};
     }
   }

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <utility>
 
+#include "tunefarm/compiler/lower.h"
 #include "tunefarm/compiler/workload_parser.h"
 
 namespace tunefarm::tuner {
@@ -167,8 +168,15 @@ grpc::Status CompileServiceImpl::Compile(grpc::ServerContext* context, const v1:
 
   // ---- the best record (cheap) decides the key; a miss may start a job.
   database::Target record_target = KernelRecordTarget(job.target, job.fingerprint);
-  auto best = log_.GetBest(job.hash, record_target);
+  // Records whose traces no longer replay on the workload's nest are passed over.
+  auto default_func = LowerToPrimFunc(job.workload);
+  if (!default_func.ok()) return rpc::ToGrpc(default_func.status());
+  std::vector<PassedOverRecord> passed_over;
+  auto best = log_.GetBest(job.hash, record_target, TraceReplaysOn(*default_func, &passed_over));
   if (!best.ok()) return rpc::ToGrpc(best.status());
+  if (!best->best.record && !passed_over.empty()) {
+    return rpc::ToGrpc(NoRecordReplays(passed_over, "the daemon's tuning log", job.workload.name));
+  }
   if (!best->best.record) {
     std::string job_id;
     if (request->tune_on_miss()) {
@@ -193,6 +201,7 @@ grpc::Status CompileServiceImpl::Compile(grpc::ServerContext* context, const v1:
   options.shared = job.shared;
   options.runtime_dir = runtime_dir_;
   options.log_name = "the daemon's tuning log";
+  options.passed_over = std::move(passed_over);
   const database::LayeredBest& chosen = *best;
   auto answer = GetOrBuild(CacheKey(job, record_target, chosen), context,
                            [&] { return BuildKernel(job.workload, job.target, chosen, options); });

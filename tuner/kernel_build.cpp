@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -93,6 +94,13 @@ Result<BuiltKernel> Fail(KernelBuildStage stage, Status status, KernelBuildStage
   return status;
 }
 
+std::string PassedOverNote(const std::vector<PassedOverRecord>& passed_over) {
+  if (passed_over.empty()) return "";
+  std::string ids;
+  for (const PassedOverRecord& p : passed_over) ids += (ids.empty() ? "#" : ", #") + std::to_string(p.id);
+  return "; passed over faster record(s) " + ids + " whose traces no longer replay";
+}
+
 // Everything after the lookup: replay, require_tuned, codegen, link, header.
 Result<BuiltKernel> BuildWithBest(const Workload& w, const Target& target, const ir::PrimFunc& default_func,
                                   const database::LayeredBest& best, const KernelBuildOptions& options,
@@ -131,7 +139,7 @@ Result<BuiltKernel> BuildWithBest(const Workload& w, const Target& target, const
     kernel.schedule_description = "tuned: record #" + std::to_string(r.id) + " of the " +
                                   std::string(database::LayerName(best.layer)) + " log (" +
                                   std::string(database::FallbackLevelName(best.best.level)) + " match), " + ms +
-                                  " ms measured";
+                                  " ms measured" + PassedOverNote(options.passed_over);
   }
   kernel.symbol = func.name;
   kernel.shared = options.shared;
@@ -165,12 +173,15 @@ Result<BuiltKernel> BuildWithBest(const Workload& w, const Target& target, const
 }  // namespace
 
 BestRecordLookup LookupIn(database::LayeredDatabase* db) {
-  return [db](std::string_view hash, const database::Target& target) { return db->GetBest(hash, target); };
+  return [db](std::string_view hash, const database::Target& target, const database::RecordUsable& usable) {
+    return db->GetBest(hash, target, usable);
+  };
 }
 
 BestRecordLookup LookupIn(database::Database* db) {
-  return [db](std::string_view hash, const database::Target& target) -> Result<database::LayeredBest> {
-    TF_ASSIGN_OR_RETURN(database::BestRecord best, db->GetBest(hash, target));
+  return [db](std::string_view hash, const database::Target& target,
+              const database::RecordUsable& usable) -> Result<database::LayeredBest> {
+    TF_ASSIGN_OR_RETURN(database::BestRecord best, db->GetBest(hash, target, usable));
     return database::LayeredBest{std::move(best), database::Layer::kUser};
   };
 }
@@ -199,12 +210,46 @@ Result<BuiltKernel> BuildKernelFromLog(const Workload& workload, const Target& t
   auto func = LowerToPrimFunc(workload);
   if (!func.ok()) return Fail(KernelBuildStage::kLower, func.status(), failed_stage);
   database::LayeredBest best;
+  KernelBuildOptions with_notes = options;
   if (lookup) {
-    auto found = lookup(StructuralHashHex(workload), KernelRecordTarget(target, options.fingerprint));
+    auto found = lookup(StructuralHashHex(workload), KernelRecordTarget(target, options.fingerprint),
+                        TraceReplaysOn(*func, &with_notes.passed_over));
     if (!found.ok()) return Fail(KernelBuildStage::kSchedule, found.status(), failed_stage);
     best = std::move(found).value();
+    if (!best.best.record && !with_notes.passed_over.empty()) {
+      return Fail(KernelBuildStage::kSchedule, NoRecordReplays(with_notes.passed_over, options.log_name, workload.name),
+                  failed_stage);
+    }
   }
-  return BuildWithBest(workload, target, *func, best, options, failed_stage);
+  return BuildWithBest(workload, target, *func, best, with_notes, failed_stage);
+}
+
+database::RecordUsable TraceReplaysOn(const ir::PrimFunc& default_func, std::vector<PassedOverRecord>* passed_over) {
+  return [&default_func, passed_over](const database::TuningRecord& record) {
+    auto trace = Trace::Parse(record.trace);
+    Status replayed = trace.ok() ? Status::OK() : trace.status();
+    if (replayed.ok()) {
+      Schedule sch(default_func);
+      replayed = trace->ApplyTo(sch);
+    }
+    // The fallback levels overlap (a same-device record is also same-arch):
+    // one entry per record. Row ids are per log, uids are unique.
+    bool listed = std::any_of(passed_over->begin(), passed_over->end(),
+                              [&](const PassedOverRecord& p) { return p.uid == record.uid; });
+    if (!replayed.ok() && !listed) passed_over->push_back({record.id, record.uid, replayed.message()});
+    return replayed.ok();
+  };
+}
+
+Status NoRecordReplays(const std::vector<PassedOverRecord>& passed_over, const std::string& log_name,
+                       const std::string& workload_name) {
+  const PassedOverRecord& first = passed_over.front();
+  std::string others =
+      passed_over.size() > 1 ? " (nor do the " + std::to_string(passed_over.size() - 1) + " next fastest)" : "";
+  return Status::Corruption("record #" + std::to_string(first.id) + " of " + log_name + " does not replay on " +
+                            workload_name + ": " + first.why + others +
+                            ". Most likely it was tuned by a tunefarm that lowered or scheduled this workload "
+                            "differently; tune the workload again so that a record that fits becomes its best");
 }
 
 Result<BuiltKernel> BuildKernel(const Workload& workload, const Target& target, const database::LayeredBest& best,

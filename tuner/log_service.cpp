@@ -48,10 +48,10 @@ class TempFile {
 
 // ---------------------------------------------------------------- TuningLogRef
 
-Result<database::LayeredBest> TuningLogRef::GetBest(std::string_view workload_hash,
-                                                    const database::Target& target) const {
-  if (layered_ != nullptr) return layered_->GetBest(workload_hash, target);
-  return LookupIn(plain_)(workload_hash, target);
+Result<database::LayeredBest> TuningLogRef::GetBest(std::string_view workload_hash, const database::Target& target,
+                                                    const database::RecordUsable& usable) const {
+  if (layered_ != nullptr) return layered_->GetBest(workload_hash, target, usable);
+  return LookupIn(plain_)(workload_hash, target, usable);
 }
 
 Result<std::optional<database::Workload>> TuningLogRef::GetWorkload(std::string_view hash) const {

@@ -90,6 +90,32 @@ TEST_F(DatabaseTest, FailedRecordIsNeverBest) {
   EXPECT_FALSE(best->record.has_value());
 }
 
+// A lookup with a usability check answers with the fastest record it
+// accepts; the check sees the faster ones first.
+TEST_F(DatabaseTest, BestSkipsRecordsTheCallerCannotUse) {
+  ASSERT_TRUE(db_->CommitRecords({MakeRecord("w1", CpuTarget(), {1e-3}, "stale-a"),
+                                  MakeRecord("w1", CpuTarget(), {2e-3}, "stale-b"),
+                                  MakeRecord("w1", CpuTarget(), {3e-3}, "fits"),
+                                  MakeRecord("w1", CpuTarget(), {4e-3}, "fits-slower")})
+                  .ok());
+  std::vector<std::string> seen;
+  auto best = db_->GetBest("w1", CpuTarget(), [&](const TuningRecord& r) {
+    seen.push_back(r.trace);
+    return r.trace.rfind("fits", 0) == 0;
+  });
+  ASSERT_TRUE(best.ok()) << best.status().ToString();
+  ASSERT_TRUE(best->record.has_value());
+  EXPECT_EQ(best->record->trace, "fits");
+  EXPECT_EQ(best->level, FallbackLevel::kSameDevice);
+  EXPECT_EQ(seen, (std::vector<std::string>{"stale-a", "stale-b", "fits"}));
+  // Nothing usable: no record, not an error.
+  auto none = db_->GetBest("w1", CpuTarget(), [](const TuningRecord&) { return false; });
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->record.has_value());
+  // Without a check, the fastest.
+  EXPECT_EQ(db_->GetBest("w1", CpuTarget())->record->trace, "stale-a");
+}
+
 TEST_F(DatabaseTest, FallbackChainSaysWhichLevelMatched) {
   Target here = CpuTarget("znver4", 2, "llvm-16");
   Target same_arch_other_box = CpuTarget("znver4", 16, "llvm-17");

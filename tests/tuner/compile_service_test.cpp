@@ -153,6 +153,26 @@ TEST(CompileServiceTest, ARecordThatNoLongerReplaysIsAnErrorNamingIt) {
   EXPECT_NE(s.error_message().find("tune the workload again"), std::string::npos) << s.error_message();
 }
 
+// A faster record that no longer replays is passed over for the fastest one
+// that does, and the answer's schedule description says so.
+TEST(CompileServiceTest, ARecordThatNoLongerReplaysIsPassedOver) {
+  auto h = ServiceHarness::Start(16, nullptr);
+  ASSERT_NE(h, nullptr);
+  Workload mm = ParseOrDie(kMatmulText);
+  auto trace = ParallelMatmulTrace(mm);
+  ASSERT_TRUE(trace.ok()) << trace.status().ToString();
+  int64_t good = h->CommitRecord(mm, *trace, {3e-5});
+  int64_t stale = h->CommitRecord(mm, "tunefarm-trace 1\nb0 = get_block(\"C_before\")\n", {1e-5});
+  v1::CompileResponse r;
+  grpc::Status s = h->Compile(TextRequest(kMatmulText), &r);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(r.record_id(), good);
+  EXPECT_EQ(r.trace(), *trace);
+  EXPECT_NE(r.header().find("passed over faster record(s) #" + std::to_string(stale)), std::string::npos)
+      << r.header();
+  EXPECT_TRUE(RunsCorrectly(*h, r, mm, "mm_passed_over", true));
+}
+
 TEST(CompileServiceTest, UntunedWorkloadGetsTheDefaultScheduleOrNotFound) {
   auto h = ServiceHarness::Start(16, nullptr);
   ASSERT_NE(h, nullptr);

@@ -83,6 +83,11 @@ struct DatabaseStats {
 };
 
 // Which records ForEachRecord and ExportJsonl visit. Empty means all.
+// Whether a lookup may answer with a record (GetBest); see there.
+using RecordUsable = std::function<bool(const TuningRecord&)>;
+// Records a GetBest with a RecordUsable looks at per fallback level.
+inline constexpr int kUsableCandidates = 16;
+
 struct RecordFilter {
   std::string workload_hash;
   std::string target;  // target string
@@ -126,11 +131,17 @@ class Database {
                                                           int k);
   // The fastest successful record, walking the fallback chain: same device,
   // then same ISA and architecture, then none. The answer says which matched.
-  Result<BestRecord> GetBest(std::string_view workload_hash, const Target& target);
-  // The fastest successful record at exactly `level` (kNone: always empty).
+  // With `usable`, the fastest record it accepts among each level's
+  // kUsableCandidates fastest (a record whose trace no longer fits the
+  // workload's loop nest is passed over); it is called without the
+  // database's lock held.
+  Result<BestRecord> GetBest(std::string_view workload_hash, const Target& target,
+                             const RecordUsable& usable = {});
+  // The fastest successful (and usable) record at exactly `level` (kNone: always empty).
   Result<std::optional<TuningRecord>> GetBestAtLevel(std::string_view workload_hash,
                                                      const Target& target,
-                                                     FallbackLevel level);
+                                                     FallbackLevel level,
+                                                     const RecordUsable& usable = {});
 
   // Visits records in row-id order; stops at the first non-OK status returned.
   Status ForEachRecord(const RecordFilter& filter,

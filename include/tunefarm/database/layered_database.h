@@ -46,7 +46,9 @@ class LayeredDatabase {
   Database& user() { return *user_; }
   Database* system() { return system_.get(); }  // null when there is no system layer
 
-  Result<LayeredBest> GetBest(std::string_view workload_hash, const Target& target);
+  // Database::GetBest over the user layer, then the system layer, per level.
+  Result<LayeredBest> GetBest(std::string_view workload_hash, const Target& target,
+                              const RecordUsable& usable = {});
   // Union of both layers' top k (exact target), fastest first, one copy per uid.
   Result<std::vector<TuningRecord>> GetTopK(std::string_view workload_hash, const Target& target, int k);
   Result<std::optional<Workload>> GetWorkload(std::string_view hash);

@@ -31,9 +31,28 @@
 namespace tunefarm::tuner {
 
 // Finds the fastest usable record for a workload hash on a record target
-// (target string + the fingerprint of the device the kernel will run on).
-using BestRecordLookup =
-    std::function<Result<database::LayeredBest>(std::string_view workload_hash, const database::Target& target)>;
+// (target string + the fingerprint of the device the kernel will run on);
+// `usable` (may be empty) passes over records it rejects (database.h GetBest).
+using BestRecordLookup = std::function<Result<database::LayeredBest>(
+    std::string_view workload_hash, const database::Target& target, const database::RecordUsable& usable)>;
+
+// A record a lookup passed over because its trace does not replay on the
+// workload's loop nest (most likely tuned before a change to lowering or to
+// the schedule primitives), and why.
+struct PassedOverRecord {
+  int64_t id = 0;   // row id in the log it came from
+  std::string uid;  // unique across logs
+  std::string why;
+};
+
+// Accepts records whose trace parses and replays on `default_func`, and
+// appends the others to *passed_over. Both must outlive the predicate.
+database::RecordUsable TraceReplaysOn(const ir::PrimFunc& default_func, std::vector<PassedOverRecord>* passed_over);
+
+// The error for a lookup that found records but none that replays: it names
+// the fastest of them.
+Status NoRecordReplays(const std::vector<PassedOverRecord>& passed_over, const std::string& log_name,
+                       const std::string& workload_name);
 
 // Lookups over a borrowed database (it must outlive the lookup). A plain
 // Database answers as the user layer.
@@ -92,6 +111,9 @@ struct KernelBuildOptions {
   // Called once the schedule is chosen, before code generation, with every
   // field but binary/object_size/header set (the CLI reports the choice).
   std::function<void(const BuiltKernel&)> on_schedule_chosen;
+  // Records the lookup passed over (BuildKernel's callers fill it; BuildKernelFromLog
+  // adds its own): the schedule description says so.
+  std::vector<PassedOverRecord> passed_over;
 };
 
 // Lowers `workload`, asks `lookup` for the best record (a null lookup means

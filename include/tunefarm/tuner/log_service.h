@@ -35,7 +35,8 @@ class TuningLogRef {
   explicit TuningLogRef(database::LayeredDatabase* db) : layered_(db) {}
   explicit TuningLogRef(database::Database* db) : plain_(db) {}
 
-  Result<database::LayeredBest> GetBest(std::string_view workload_hash, const database::Target& target) const;
+  Result<database::LayeredBest> GetBest(std::string_view workload_hash, const database::Target& target,
+                                        const database::RecordUsable& usable = {}) const;
   // Either layer (the user's first).
   Result<std::optional<database::Workload>> GetWorkload(std::string_view hash) const;
   // The k fastest successful records on `target_string` on any device, both
