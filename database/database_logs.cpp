@@ -99,7 +99,11 @@ Result<IngestStats> Database::ImportJsonl(std::istream& in, std::string_view sou
       saw_header = true;
       continue;
     }
-    std::string type = object.is_object() ? object.value("type", "") : "";
+    std::string type;
+    if (object.is_object() && object.contains("type")) {
+      // A non-string type is reported as its JSON text (json::value would throw).
+      type = object["type"].is_string() ? object["type"].get<std::string>() : object["type"].dump();
+    }
     if (type == "header") {
       // Concatenated exports (`cat a.jsonl b.jsonl | tunefarm db import -`):
       // each part starts with its own header, checked like the first.

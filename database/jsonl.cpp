@@ -47,8 +47,12 @@ json JsonlHeader() {
 }
 
 Status CheckJsonlHeader(const json& header) {
-  if (!header.is_object() || header.value("type", "") != "header" ||
-      header.value("format", "") != kJsonlFormatName) {
+  // json::value throws when a present field is not a string: compare by hand.
+  auto field_is = [&](const char* key, std::string_view want) {
+    auto it = header.find(key);
+    return it != header.end() && it->is_string() && it->get<std::string>() == want;
+  };
+  if (!header.is_object() || !field_is("type", "header") || !field_is("format", kJsonlFormatName)) {
     return Status::InvalidArgument("not a tunefarm tuning log: the first line must be a header with format '" +
                                    std::string(kJsonlFormatName) + "'");
   }

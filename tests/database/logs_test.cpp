@@ -130,6 +130,8 @@ TEST(JsonlTest, BadInputNamesTheLineAndImportsNothing) {
       {header + workload + good_line + "{\"type\":\"record\",\"uid\":\"x\"}\n", "in.jsonl:4: missing field 'workload'"},
       {header + good_line, "in.jsonl:2: "},  // workload never defined
       {header + workload + "{\"type\":\"bogus\"}\n", "in.jsonl:3: unknown line type 'bogus'"},
+      {header + workload + "{\"type\":5}\n", "in.jsonl:3: unknown line type '5'"},
+      {R"({"type":["header"],"format":"tunefarm-tuning-log","version":1})" "\n", "in.jsonl:1: not a tunefarm tuning log"},
       {R"({"type":"header","format":"tunefarm-tuning-log","version":7})" "\n", "version 7"},
       // A later header of a concatenated file is checked like the first.
       {header + workload + R"({"type":"header","format":"tunefarm-tuning-log","version":7})" "\n", "in.jsonl:3: "},
