@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <thread>
 
 #include "tunefarm/database/database.h"
 
@@ -234,7 +236,18 @@ Result<FileInspection> InspectDatabaseFile(const std::string& path, bool quick_c
   }
   if (S_ISDIR(file_stat.st_mode)) return Status::InvalidArgument(path + ": is a directory, not a database file");
   inspection.exists = true;
-  TF_RETURN_IF_ERROR(CheckHeader(path, file_stat.st_size));
+  // A checkpoint by another connection rewrites the header (page 1) before it
+  // grows the file, so a page count past the end is corruption only if the
+  // file holds still: a truncated file does, one being checkpointed does not.
+  // The verdict must hold over three quiet 5 ms looks (or 200 in all).
+  for (int look = 0, quiet = 0;; ++look) {
+    FileState before = StatFile(path);
+    Status header = CheckHeader(path, before.size);
+    if (header.ok()) break;
+    if (header.code() != StatusCode::kCorruption || quiet >= 3 || look >= 200) return header;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    quiet = StatFile(path) == before ? quiet + 1 : 0;
+  }
 
   // Without a -wal file no process has the database open for writing, so an
   // immutable read sees a consistent file. If the file changed under us (a

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <random>
 #include <set>
+#include <mutex>
 #include <thread>
 
 #include "test_util.h"
@@ -95,26 +96,31 @@ TEST(ConcurrencyTest, ThreadsWithTheirOwnConnectionsLoseNothing) {
   { ASSERT_NE(OpenOrDie(path), nullptr); }
   constexpr int kThreads = 8, kBatches = 25, kBatchSize = 4;
   std::vector<std::thread> threads;
-  std::atomic<int> failures{0};
+  std::mutex mu;
+  std::vector<std::string> failures;
+  auto fail = [&](const std::string& what, const Status& s) {
+    std::lock_guard<std::mutex> lock(mu);
+    failures.push_back(what + ": " + s.ToString());
+  };
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       auto db = Database::Open(path);
       if (!db.ok()) {
-        ++failures;
+        fail("open", db.status());
         return;
       }
       std::string hash = "w" + std::to_string(t % 3);  // threads share workloads
-      if (!(*db)->CommitWorkload(MakeWorkload(hash)).ok()) ++failures;
+      if (Status s = (*db)->CommitWorkload(MakeWorkload(hash)); !s.ok()) fail("commit workload", s);
       for (int b = 0; b < kBatches; ++b) {
         std::vector<TuningRecord> batch;
         for (int i = 0; i < kBatchSize; ++i) batch.push_back(MakeRecord(hash, CpuTarget(), {1e-3 * (i + 1)}));
-        if (!(*db)->CommitRecords(batch).ok()) ++failures;
+        if (auto ids = (*db)->CommitRecords(batch); !ids.ok()) fail("commit records", ids.status());
         (void)(*db)->GetBest(hash, CpuTarget());  // readers interleave with writers
       }
     });
   }
   for (auto& thread : threads) thread.join();
-  EXPECT_EQ(failures.load(), 0);
+  EXPECT_TRUE(failures.empty()) << failures.size() << " failed, first: " << failures.front();
   auto db = OpenOrDie(path);
   EXPECT_EQ(db->Stats()->records, kThreads * kBatches * kBatchSize);
   EXPECT_EQ(db->Stats()->workloads, 3);
