@@ -119,12 +119,7 @@ Result<BuiltKernel> BuildWithBest(const Workload& w, const Target& target, const
     Status applied = trace->ApplyTo(sch);
     if (!applied.ok()) {
       return Fail(KernelBuildStage::kSchedule,
-                  Status::Corruption("record #" + std::to_string(r.id) + " of " + options.log_name +
-                                     " does not replay on " + w.name + ": " + applied.message() +
-                                     ". Most likely it was tuned by a tunefarm that lowered or scheduled this workload "
-                                     "differently; tune the workload again so that a record that fits becomes "
-                                     "its best"),
-                  failed_stage);
+                  NoRecordReplays({{r.id, r.uid, applied.message()}}, options.log_name, w.name), failed_stage);
     }
     func = sch.func();
     kernel.trace = r.trace;
