@@ -15,6 +15,7 @@
 
 #include "codegen_llvm_internal.h"
 #include "tunefarm/compiler/lower.h"
+#include "tunefarm/compiler/split_prepack.h"
 
 namespace tunefarm {
 namespace codegen {
@@ -82,7 +83,14 @@ void Optimize(llvm::Module& module, llvm::TargetMachine& tm, int opt_level) {
 
 Result<CompiledModule> LowerAndGenerate(const ir::PrimFunc& f, const Target& t, const CodegenOptions& options) {
   if (f.name.empty()) return Status::InvalidArgument("codegen: PrimFunc has no name");
-  TF_ASSIGN_OR_RETURN(ir::PrimFunc lowered, LowerForCodegen(f));
+  // The whole function, then the prepack split's two entries when there is one.
+  std::vector<ir::PrimFunc> funcs;
+  std::optional<PrepackSplit> split = SplitPrepack(f);
+  if (!split || options.whole_entry) funcs.push_back(f);
+  if (split) {
+    funcs.push_back(split->prepack);
+    funcs.push_back(split->prepacked);
+  }
   CompiledModule m;
   TF_ASSIGN_OR_RETURN(m.machine, CreateTargetMachine(t, options.opt_level));
   m.context = std::make_unique<llvm::LLVMContext>();
@@ -90,8 +98,11 @@ Result<CompiledModule> LowerAndGenerate(const ir::PrimFunc& f, const Target& t, 
   m.module->setTargetTriple(t.triple);
   m.module->setDataLayout(m.machine->createDataLayout());
   m.entry_name = f.name;
-  CodeGenLLVM codegen(*m.context, *m.module, t);
-  TF_RETURN_IF_ERROR(codegen.Generate(lowered));
+  for (const ir::PrimFunc& one : funcs) {
+    TF_ASSIGN_OR_RETURN(ir::PrimFunc lowered, LowerForCodegen(one));
+    CodeGenLLVM codegen(*m.context, *m.module, t);
+    TF_RETURN_IF_ERROR(codegen.Generate(lowered));
+  }
   std::string problems;
   llvm::raw_string_ostream os(problems);
   if (llvm::verifyModule(*m.module, &os)) {

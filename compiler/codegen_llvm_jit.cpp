@@ -25,6 +25,7 @@
 #include <cstring>
 
 #include "codegen_llvm_internal.h"
+#include "tunefarm/compiler/split_prepack.h"
 #include "tunefarm/runtime/runtime.h"
 
 namespace tunefarm {
@@ -34,28 +35,50 @@ using PackedFn = int32_t (*)(void**);
 
 std::string ErrorText(llvm::Error e) { return llvm::toString(std::move(e)); }
 
+// The entries a kernel object may hold (null when absent) and their
+// parameter counts (0: not known, unchecked -- a loaded object's split).
+struct Entries {
+  PackedFn whole = nullptr, prepack = nullptr, prepacked = nullptr;
+  size_t whole_params = 0, prepack_params = 0, prepacked_params = 0;
+};
+
 class LLJitKernel final : public JitKernel {
  public:
-  LLJitKernel(std::unique_ptr<llvm::orc::LLJIT> jit, PackedFn fn, std::string name, size_t num_params)
-      : jit_(std::move(jit)), fn_(fn), name_(std::move(name)), num_params_(num_params) {}
+  LLJitKernel(std::unique_ptr<llvm::orc::LLJIT> jit, Entries entries, std::string name)
+      : jit_(std::move(jit)), entries_(entries), name_(std::move(name)) {}
 
   Status Run(const std::vector<void*>& args) const override {
-    if (args.size() != num_params_) {
-      return Status::InvalidArgument("kernel '" + name_ + "' takes " + std::to_string(num_params_) +
-                                     " buffers, got " + std::to_string(args.size()));
+    if (entries_.whole == nullptr) {
+      return Status::FailedPrecondition("kernel '" + name_ + "' was compiled with its prepack entries only");
     }
-    int32_t rc = fn_(const_cast<void**>(args.data()));
-    if (rc == 0) return Status::OK();
-    std::string why = rc == codegen::kErrorOutOfMemory ? " (out of memory)" : "";
-    return Status::Internal("kernel '" + name_ + "' returned error code " + std::to_string(rc) + why);
+    return Call(entries_.whole, entries_.whole_params, name_, args);
   }
   const std::string& name() const override { return name_; }
+  bool has_prepack() const override { return entries_.prepack != nullptr; }
+  Status RunPrepack(const std::vector<void*>& args) const override {
+    if (!has_prepack()) return Status::FailedPrecondition("kernel '" + name_ + "' has no prepack entry");
+    return Call(entries_.prepack, entries_.prepack_params, name_ + kPrepackSuffix, args);
+  }
+  Status RunPrepacked(const std::vector<void*>& args) const override {
+    if (!has_prepack()) return Status::FailedPrecondition("kernel '" + name_ + "' has no prepacked entry");
+    return Call(entries_.prepacked, entries_.prepacked_params, name_ + kPrepackedSuffix, args);
+  }
 
  private:
+  static Status Call(PackedFn fn, size_t num_params, const std::string& name, const std::vector<void*>& args) {
+    if (num_params != 0 && args.size() != num_params) {
+      return Status::InvalidArgument("kernel '" + name + "' takes " + std::to_string(num_params) + " buffers, got " +
+                                     std::to_string(args.size()));
+    }
+    int32_t rc = fn(const_cast<void**>(args.data()));
+    if (rc == 0) return Status::OK();
+    std::string why = rc == codegen::kErrorOutOfMemory ? " (out of memory)" : "";
+    return Status::Internal("kernel '" + name + "' returned error code " + std::to_string(rc) + why);
+  }
+
   std::unique_ptr<llvm::orc::LLJIT> jit_;
-  PackedFn fn_;
+  Entries entries_;
   std::string name_;
-  size_t num_params_;
 };
 
 template <typename Fn>
@@ -100,8 +123,10 @@ llvm::orc::SymbolMap KnownSymbols(llvm::orc::LLJIT& jit) {
   return map;
 }
 
-// Links `object` into a fresh LLJIT and finds `name`_packed in it.
-Result<std::unique_ptr<JitKernel>> LoadKernel(const std::string& object, const std::string& name, size_t num_params,
+// Links `object` into a fresh LLJIT and finds its entries in it: `name`_packed
+// and, when present, the prepack split's two. `counts` carries the parameter
+// counts to check calls against.
+Result<std::unique_ptr<JitKernel>> LoadKernel(const std::string& object, const std::string& name, Entries counts,
                                               const Target& t) {
   llvm::orc::JITTargetMachineBuilder jtmb{llvm::Triple(t.triple)};
   jtmb.setCPU(t.cpu);
@@ -120,12 +145,26 @@ Result<std::unique_ptr<JitKernel>> LoadKernel(const std::string& object, const s
   if (llvm::Error e = jit->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(object, name + ".o"))) {
     return Status::Internal("JIT cannot load the object for '" + name + "': " + ErrorText(std::move(e)));
   }
-  auto address = jit->lookup(name + "_packed");
-  if (!address) {
-    return Status::Internal("JIT cannot link '" + name + "': " + ErrorText(address.takeError()));
+  // An absent entry is not an error by itself (a measurement build has no
+  // whole entry, most kernels no split); a kernel with neither is.
+  auto find = [&](const std::string& symbol, std::string* error) -> PackedFn {
+    auto address = jit->lookup(symbol + "_packed");
+    if (!address) {
+      *error = ErrorText(address.takeError());
+      return nullptr;
+    }
+    return address->toPtr<PackedFn>();
+  };
+  std::string whole_error, ignored;
+  Entries e = counts;
+  e.whole = find(name, &whole_error);
+  e.prepack = find(name + kPrepackSuffix, &ignored);
+  e.prepacked = e.prepack ? find(name + kPrepackedSuffix, &ignored) : nullptr;
+  if (e.prepacked == nullptr) e.prepack = nullptr;
+  if (e.whole == nullptr && e.prepack == nullptr) {
+    return Status::Internal("JIT cannot link '" + name + "': " + whole_error);
   }
-  auto fn = address->toPtr<PackedFn>();
-  return std::unique_ptr<JitKernel>(new LLJitKernel(std::move(jit), fn, name, num_params));
+  return std::unique_ptr<JitKernel>(new LLJitKernel(std::move(jit), e, name));
 }
 
 }  // namespace
@@ -137,7 +176,13 @@ Result<std::unique_ptr<JitKernel>> JitCompile(const ir::PrimFunc& f, const Targe
   }
   TF_ASSIGN_OR_RETURN(codegen::CompiledModule m, codegen::LowerAndGenerate(f, t, options));
   TF_ASSIGN_OR_RETURN(std::string object, codegen::EmitMachineCode(m, llvm::CGFT_ObjectFile));
-  return LoadKernel(object, f.name, f.params.size(), t);
+  Entries counts;
+  counts.whole_params = f.params.size();
+  if (std::optional<PrepackSplit> split = SplitPrepack(f)) {
+    counts.prepack_params = split->prepack.params.size();
+    counts.prepacked_params = split->prepacked.params.size();
+  }
+  return LoadKernel(object, f.name, counts, t);
 }
 
 Result<std::unique_ptr<JitKernel>> JitLoadObject(const std::string& object_bytes, const std::string& symbol,
@@ -167,7 +212,9 @@ Result<std::unique_ptr<JitKernel>> JitLoadObject(const std::string& object_bytes
                                    llvm::Triple::getArchTypeName(obj.getArch()).str() + ", this host is " +
                                    llvm::Triple::getArchTypeName(host.getArch()).str());
   }
-  return LoadKernel(object_bytes, symbol, num_params, t);
+  Entries counts;
+  counts.whole_params = num_params;
+  return LoadKernel(object_bytes, symbol, counts, t);
 }
 
 }  // namespace tunefarm

@@ -93,6 +93,8 @@ uint64_t HashBuffer(uint64_t h, const ir::Buffer& b) {
   h = Mix(h, HashType(b->dtype));
   h = Mix(h, b->shape.size());
   for (int64_t d : b->shape) h = Mix(h, uint64_t(d));
+  // Mixed in only when set: workloads without `const` keep their hashes.
+  if (b->constant) h = Mix(h, 0xC0157);
   return h;
 }
 
@@ -143,7 +145,7 @@ bool EqualExpr(const Expr& a, const Naming& na, const Expr& b, const Naming& nb)
 
 bool EqualBuffer(const ir::Buffer& a, const ir::Buffer& b) {
   if (!a || !b) return !a && !b;
-  return a->dtype == b->dtype && a->shape == b->shape;
+  return a->dtype == b->dtype && a->shape == b->shape && a->constant == b->constant;
 }
 
 std::vector<uint64_t> OutputIndices(const Workload& w, const Naming& n) {

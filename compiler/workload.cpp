@@ -230,6 +230,14 @@ ir::Buffer WorkloadBuilder::Input(std::string name, ir::DataType dtype, std::vec
   return b;
 }
 
+ir::Buffer WorkloadBuilder::ConstantInput(std::string name, ir::DataType dtype, std::vector<int64_t> shape) {
+  auto node = std::make_shared<ir::BufferNode>(*ir::MakeBuffer(std::move(name), dtype, std::move(shape)));
+  node->constant = true;
+  ir::Buffer b = node;
+  workload_.inputs.push_back(b);
+  return b;
+}
+
 ir::Var WorkloadBuilder::Axis(std::string name) { return ir::Var(std::move(name), ir::DataType::Index()); }
 
 ir::Buffer WorkloadBuilder::Compute(std::string name, std::vector<int64_t> shape, std::vector<ir::Var> axes,

@@ -55,6 +55,7 @@ struct AstInput {
   ir::DataType dtype;
   SourcePos dtype_pos;
   std::vector<AstExprPtr> shape;
+  bool constant = false;  // declared `input const`
 };
 
 struct AstAxis {

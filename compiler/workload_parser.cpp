@@ -164,12 +164,18 @@ class Parser {
     AstInput in;
     in.name = name;
     in.pos = name_pos;
+    // `input const`: the same value on every call (weights).
+    if (IsWord("const")) {
+      in.constant = true;
+      Next();
+    }
     in.dtype_pos = Cur().pos;
     std::optional<ir::DataType> dtype;
     if (Cur().kind == Tok::kIdent) dtype = ParseDTypeName(Cur().text);
     if (!dtype) {
       return Error("unexpected " + Describe(Cur()) +
-                   ", expected an element type (f16 f32 f64 i8 i16 i32 i64 u8 bool)");
+                   ", expected an element type (f16 f32 f64 i8 i16 i32 i64 u8 bool)" +
+                   std::string(in.constant ? "" : " or 'const'"));
     }
     in.dtype = *dtype;
     Next();

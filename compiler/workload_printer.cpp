@@ -220,7 +220,7 @@ std::string PrintWorkload(const Workload& w) {
   out += ") {\n";
   for (const ir::Buffer& b : w.inputs) {
     if (!b) continue;
-    out += "  " + b->name + " = input " + wl::DTypeName(b->dtype) + "[" + ShapeText(b->shape) + "]\n";
+    out += "  " + b->name + " = input " + (b->constant ? "const " : "") + wl::DTypeName(b->dtype) + "[" + ShapeText(b->shape) + "]\n";
   }
   ExprPrinter printer;
   for (const ComputeStage& s : w.stages) {

@@ -147,7 +147,9 @@ class Analyzer {
       shape.push_back(v);
     }
     TF_RETURN_IF_ERROR(CheckElements(shape, "input '" + name + "'", in.pos));
-    ir::Buffer buffer = ir::MakeBuffer(name, in.dtype, shape);
+    auto node = std::make_shared<ir::BufferNode>(*ir::MakeBuffer(name, in.dtype, shape));
+    node->constant = in.constant;
+    ir::Buffer buffer = node;
     tensors_[name].buffer = buffer;
     w_.inputs.push_back(buffer);
     return Status::OK();

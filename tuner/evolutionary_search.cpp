@@ -6,6 +6,7 @@
 #include "tunefarm/compiler/ir_printer.h"
 #include "tunefarm/compiler/lower.h"
 #include "tunefarm/compiler/schedule.h"
+#include "tunefarm/compiler/split_prepack.h"
 #include "tunefarm/tuner/search.h"
 
 namespace tunefarm::tuner {
@@ -26,7 +27,10 @@ Result<Candidate> Finish(const Schedule& sch) {
   Candidate c;
   c.trace = sch.trace();
   c.func = sch.func();
-  TF_ASSIGN_OR_RETURN(c.lowered, LowerForCodegen(c.func));
+  // What a measured call runs: without the packing of constant inputs,
+  // which happens once ahead of the calls (split_prepack.h).
+  std::optional<PrepackSplit> split = SplitPrepack(c.func);
+  TF_ASSIGN_OR_RETURN(c.lowered, LowerForCodegen(split ? split->prepacked : c.func));
   c.hash = std::hash<std::string>()(ir::ToString(c.lowered));
   return c;
 }

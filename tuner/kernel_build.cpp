@@ -11,9 +11,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "tunefarm/compiler/codegen_llvm.h"
+#include "tunefarm/compiler/split_prepack.h"
 #include "tunefarm/compiler/lower.h"
 #include "tunefarm/compiler/schedule.h"
 #include "tunefarm/compiler/trace.h"
@@ -254,6 +256,28 @@ Result<BuiltKernel> BuildKernel(const Workload& workload, const Target& target, 
   return BuildWithBest(workload, target, *func, best, options, failed_stage);
 }
 
+namespace {
+
+// `int32_t name(const float* A /* input f32[..] */, ...);` -- params from
+// `packed_from` on are packed buffers, read-only (the prepacked entry's tail).
+std::string Prototype(const ir::PrimFunc& f, size_t packed_from) {
+  std::string s = "int32_t " + f.name + "(";
+  for (size_t i = 0; i < f.params.size(); ++i) {
+    const ir::Buffer& b = f.params[i];
+    std::string shape;
+    for (size_t d = 0; d < b->shape.size(); ++d) shape += (d ? "][" : "[") + std::to_string(b->shape[d]);
+    shape += "]";
+    const bool packed = packed_from > 0 && i >= packed_from;
+    const bool in = i < f.num_inputs || packed;
+    const char* what = packed ? "  /* packed " : b->constant ? "  /* constant input " : in ? "  /* input " : "  /* output ";
+    s += std::string(i ? ",\n    " : "\n    ") + (in ? "const " : "") + CType(b->dtype) + "* " + b->name + what +
+         b->dtype.ToString() + shape + " */";
+  }
+  return s + ");";
+}
+
+}  // namespace
+
 std::string KernelHeaderText(const Workload& w, const ir::PrimFunc& f, const Target& t,
                              const std::string& schedule_description, int64_t record_id) {
   std::string guard = "TUNEFARM_KERNEL_" + f.name + "_H_";
@@ -267,16 +291,18 @@ std::string KernelHeaderText(const Workload& w, const ir::PrimFunc& f, const Tar
   s += " * Returns 0 on success. */\n";
   s += "#ifndef " + guard + "\n#define " + guard + "\n\n#include <stdint.h>\n\n";
   s += "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
-  s += "int32_t " + f.name + "(";
-  for (size_t i = 0; i < f.params.size(); ++i) {
-    const ir::Buffer& b = f.params[i];
-    std::string shape;
-    for (size_t d = 0; d < b->shape.size(); ++d) shape += (d ? "][" : "[") + std::to_string(b->shape[d]);
-    shape += "]";
-    s += std::string(i ? ",\n    " : "\n    ") + (i < f.num_inputs ? "const " : "") + CType(b->dtype) + "* " +
-         b->name + (i < f.num_inputs ? "  /* input " : "  /* output ") + b->dtype.ToString() + shape + " */";
+  s += Prototype(f, 0) + "\n";
+  if (std::optional<PrepackSplit> split = SplitPrepack(f)) {
+    int64_t bytes = 0;
+    for (const ir::Buffer& b : split->packed) bytes += b->size_bytes();
+    s += "\n/* Constant inputs packed ahead of the calls (" + std::to_string(bytes) + " bytes): " + split->prepack.name +
+         " fills the\n * packed buffers from the constant inputs once; " + split->prepacked.name +
+         " then computes what " + f.name + "\n * computes, without packing, as long as the constant inputs keep "
+         "those values. */\n";
+    s += Prototype(split->prepack, 0) + "\n";
+    s += Prototype(split->prepacked, f.params.size()) + "\n";
   }
-  s += ");\n\n#ifdef __cplusplus\n}\n#endif\n\n#endif\n";
+  s += "\n#ifdef __cplusplus\n}\n#endif\n\n#endif\n";
   return s;
 }
 

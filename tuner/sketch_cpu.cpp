@@ -163,6 +163,10 @@ class CpuSketchPolicy : public SketchPolicy {
     // Per spatial iter var: inputs (read index, dimension) it indexes directly
     // in a dimension that is not their innermost one.
     std::vector<std::vector<std::pair<int, int>>> strided_inputs;
+    // Per spatial iter var: constant inputs (weights, split_prepack.h) of two
+    // or more dimensions it indexes directly in their innermost one.
+    std::vector<std::vector<std::pair<int, int>>> constant_rows;
+    std::vector<bool> read_constant;  // per read index: a constant input
   };
 
   static ReductionShape Describe(const Block* block, const Store* store) {
@@ -180,6 +184,7 @@ class CpuSketchPolicy : public SketchPolicy {
       shape.stores_at_iter_vars = store->indices[d].as<Variable>() == spatial_vars[d];
     }
     shape.strided_inputs.resize(spatial_vars.size());
+    shape.constant_rows.resize(spatial_vars.size());
     // Read indices follow the first-use order the cache_read primitive uses.
     std::vector<const BufferNode*> reads;
     PostOrderVisit(block->body, [&](const IRNode* n) {
@@ -188,7 +193,18 @@ class CpuSketchPolicy : public SketchPolicy {
       if (store && l->buffer.get() == store->buffer.get()) return;
       auto it = std::find(reads.begin(), reads.end(), l->buffer.get());
       int read_index = int(it - reads.begin());
-      if (it == reads.end()) reads.push_back(l->buffer.get());
+      if (it == reads.end()) {
+        reads.push_back(l->buffer.get());
+        shape.read_constant.push_back(l->buffer->constant);
+      }
+      const size_t last = l->indices.size() - 1;
+      for (size_t a = 0; l->buffer->constant && last >= 1 && a < spatial_vars.size(); ++a) {
+        auto& list = shape.constant_rows[a];
+        if (l->indices[last].as<Variable>() == spatial_vars[a] &&
+            std::find(list.begin(), list.end(), std::make_pair(read_index, int(last))) == list.end()) {
+          list.push_back({read_index, int(last)});
+        }
+      }
       for (size_t d = 0; d + 1 < l->indices.size(); ++d) {
         for (size_t a = 0; a < spatial_vars.size(); ++a) {
           if (l->indices[d].as<Variable>() != spatial_vars[a]) continue;
@@ -229,11 +245,28 @@ class CpuSketchPolicy : public SketchPolicy {
     const bool axis_innermost = axis + 1 == n_spatial;
 
     // Inputs indexed with a stride along the vector axis get a packed copy.
-    std::vector<std::pair<BlockRV, int>> packed;  // (copy block, dimension)
+    // A constant input (weights) read along it in rows may be copied into
+    // panels [.., rows/lanes, .., lanes] too: the copy is made once, ahead of
+    // the calls (split_prepack.h), and the kernel then walks its reduction
+    // through 64-byte steps instead of whole rows (a 1024-wide matmul's B).
+    struct PackedCopy {
+      BlockRV copy;
+      int dim;
+      int outer_position;
+      bool ahead;  // of a constant input: at the root, made ahead of the calls
+    };
+    std::vector<PackedCopy> packed;
     if (forced_lanes) {
       for (const auto& [read_index, dim] : shape.strided_inputs[axis]) {
         TF_ASSIGN_OR_RETURN(BlockRV copy, sch.CacheRead(block, read_index, MemoryScope::kGlobal));
-        packed.push_back({copy, dim});
+        // A constant input's copy is made ahead of the calls: always at the root.
+        packed.push_back({copy, dim, dim, shape.read_constant[size_t(read_index)]});
+      }
+      for (const auto& [read_index, dim] : shape.constant_rows[axis]) {
+        TF_ASSIGN_OR_RETURN(ValueRV panel, sch.SampleCategorical({0, 1}, {1.0, 1.0}));
+        if (sch.Get(panel) == 0) continue;
+        TF_ASSIGN_OR_RETURN(BlockRV copy, sch.CacheRead(block, read_index, MemoryScope::kGlobal));
+        packed.push_back({copy, dim, 0, true});
       }
     }
     BlockRV epilogue;
@@ -314,16 +347,22 @@ class CpuSketchPolicy : public SketchPolicy {
     }
     // Packed copies: once for the whole call, or per parallel task (only the
     // panels the task reads, while they are hot in its cache).
-    for (const auto& [copy, dim] : packed) {
-      TF_ASSIGN_OR_RETURN(std::string copy_name, sch.BlockName(copy));
+    for (const PackedCopy& p : packed) {
+      TF_ASSIGN_OR_RETURN(std::string copy_name, sch.BlockName(p.copy));
       placed->push_back(copy_name);
-      TF_ASSIGN_OR_RETURN(ValueRV where, sch.SampleCategorical({0, 1}, {1.0, 1.0}));
-      if (sch.Get(where) == 1) TF_RETURN_IF_ERROR(sch.ComputeAt(copy, outer));
-      TF_RETURN_IF_ERROR(sch.PackLayout(copy, dim, lanes, dim));
+      int64_t at_root = 1;
+      if (!p.ahead) {
+        TF_ASSIGN_OR_RETURN(ValueRV where, sch.SampleCategorical({0, 1}, {1.0, 1.0}));
+        at_root = sch.Get(where) == 0;
+        if (!at_root) TF_RETURN_IF_ERROR(sch.ComputeAt(p.copy, outer));
+      }
+      TF_RETURN_IF_ERROR(sch.PackLayout(p.copy, p.dim, lanes, p.outer_position));
       // A copy made once for the whole call is a loop nest of its own before
       // the kernel's: without this it would run on one thread (a transposed
-      // convolution's 8 MiB of weights, a 1024x1024 matmul's B).
-      if (sch.Get(where) == 0) {
+      // convolution's 8 MiB of weights, a 1024x1024 matmul's B). Of a
+      // constant input, it is made once ahead of the calls instead.
+      if (at_root) {
+        const BlockRV copy = p.copy;
         TF_ASSIGN_OR_RETURN(std::vector<LoopRV> copy_loops, sch.GetLoops(copy));
         if (copy_loops.empty()) continue;
         TF_ASSIGN_OR_RETURN(int64_t copy_outer_extent, sch.LoopExtent(copy_loops[0]));

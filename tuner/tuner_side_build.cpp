@@ -59,7 +59,10 @@ CandidateBuild BuildCandidateObject(const MeasureInput& in, size_t max_object_by
     if (!s.ok()) return fail(MeasureErrorKind::kInvalidCandidate, "trace: " + s.message());
     scheduled = sch.func();
   }
-  auto object = EmitObject(scheduled, target);
+  // The runner calls the prepack split's entries only (prepared_call.h).
+  CodegenOptions codegen;
+  codegen.whole_entry = false;
+  auto object = EmitObject(scheduled, target, codegen);
   if (!object.ok()) return fail(MeasureErrorKind::kCompileError, "building on the tuner: " + object.status().ToString());
   if (max_object_bytes > 0 && object->size() > max_object_bytes) {
     return fail(MeasureErrorKind::kCompileError,

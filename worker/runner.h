@@ -22,6 +22,7 @@
 #include "tunefarm/compiler/codegen_llvm.h"
 #include "tunefarm/compiler/host_buffer.h"
 #include "tunefarm/compiler/ir.h"
+#include "tunefarm/compiler/prepared_call.h"
 #include "tunefarm/compiler/workload.h"
 #include "tunefarm/worker/measure.h"
 
@@ -76,12 +77,13 @@ class ReferenceCache {
 std::string ReferenceKey(const Workload& w, uint64_t seed);
 uint64_t Checksum(const std::vector<HostBuffer>& buffers);
 
-// The timing recipe: warm-up already done by the caller (the checked run);
+// The timing recipe, on a prepared call (its packing of constant inputs is
+// not timed): warm-up already done by the caller (the checked run);
 // then `repeat` groups of `number` runs, each group lasting at least
 // min_repeat_ms (number grows until it does), with an optional cache flush
 // before each group. Returns seconds per run, one entry per group.
-Result<std::vector<double>> TimeKernel(const JitKernel& kernel, const std::vector<void*>& args,
-                                       const MeasureOptions& options, double first_run_seconds);
+Result<std::vector<double>> TimeKernel(const PreparedCall& call, const MeasureOptions& options,
+                                       double first_run_seconds);
 
 // One batch: builds, then measures in order, sending events on `channel`.
 class Session {

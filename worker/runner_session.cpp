@@ -14,6 +14,7 @@
 
 #include "runner.h"
 #include "tunefarm/compiler/lower.h"
+#include "tunefarm/compiler/prepared_call.h"
 #include "tunefarm/compiler/schedule.h"
 #include "tunefarm/compiler/target.h"
 #include "tunefarm/compiler/trace.h"
@@ -104,8 +105,11 @@ void Session::Build(const MeasureInput& in, int index, Built& out) {
   // Built elsewhere (the tuner, for a board that should not compile): load
   // the object. The workload and trace were still needed for the parameters'
   // shapes and the reference. A bad object is this candidate's compile error.
+  // Measurement calls the prepack split's entries only (prepared_call.h).
+  CodegenOptions codegen;
+  codegen.whole_entry = false;
   auto kernel = in.object.empty()
-                    ? JitCompile(out.func, target)
+                    ? JitCompile(out.func, target, codegen)
                     : JitLoadObject(in.object, out.func.name, out.func.params.size(), target);
   if (!kernel.ok()) {
     std::string what = in.object.empty() ? "" : "loading the prebuilt object: ";
@@ -167,9 +171,14 @@ MeasureResult Session::Run(Built& b, const MeasureOptions& options, int index) {
   }
   if (b.fault == TestFault::kHang) HangForever();
 
-  // The first run is the warm-up and the correctness check at once.
+  // Constant inputs (weights) are packed once, outside the timed calls, as
+  // a user's inference loop would (split_prepack.h); the check below covers
+  // the packing too. The first run is the warm-up and the check at once.
+  auto prepared = PreparedCall::Prepare(*b.kernel, b.func, args);
+  if (!prepared.ok()) return fail(MeasureErrorKind::kRuntimeError, prepared.status().ToString());
+  const PreparedCall& call = **prepared;
   auto start = Clock::now();
-  Status s = b.kernel->Run(args);
+  Status s = call.Run();
   double first_seconds = SecondsSince(start);
   if (s.ok() && b.fault == TestFault::kWrong) {
     outputs[0].SetFromDouble(0, outputs[0].GetAsDouble(0) + 1000);
@@ -187,7 +196,7 @@ MeasureResult Session::Run(Built& b, const MeasureOptions& options, int index) {
     }
   }
   if (r.error == MeasureErrorKind::kNone) {
-    auto times = TimeKernel(*b.kernel, args, options, first_seconds);
+    auto times = TimeKernel(call, options, first_seconds);
     if (times.ok()) {
       r.repeat_seconds = std::move(*times);
     } else {

@@ -29,10 +29,10 @@ void FlushCaches() {
   (void)sink;
 }
 
-Result<double> TimeGroup(const JitKernel& kernel, const std::vector<void*>& args, int64_t number) {
+Result<double> TimeGroup(const PreparedCall& call, int64_t number) {
   auto start = Clock::now();
   for (int64_t i = 0; i < number; ++i) {
-    Status s = kernel.Run(args);
+    Status s = call.Run();
     if (!s.ok()) return s;
   }
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -40,8 +40,8 @@ Result<double> TimeGroup(const JitKernel& kernel, const std::vector<void*>& args
 
 }  // namespace
 
-Result<std::vector<double>> TimeKernel(const JitKernel& kernel, const std::vector<void*>& args,
-                                       const MeasureOptions& options, double first_run_seconds) {
+Result<std::vector<double>> TimeKernel(const PreparedCall& call, const MeasureOptions& options,
+                                       double first_run_seconds) {
   const double min_group = std::max(0.0, options.min_repeat_ms) / 1e3;
   // Start from the requested number, or from what the checked (cold) run
   // suggests; a cold run overestimates, so groups too short are redone.
@@ -56,7 +56,7 @@ Result<std::vector<double>> TimeKernel(const JitKernel& kernel, const std::vecto
   int redone = 0;
   while (int(per_run.size()) < options.repeat) {
     if (options.flush_cache) FlushCaches();
-    TF_ASSIGN_OR_RETURN(double seconds, TimeGroup(kernel, args, number));
+    TF_ASSIGN_OR_RETURN(double seconds, TimeGroup(call, number));
     // Too short: grow `number` (with a margin) and redo the group. Bounded,
     // in case the clock misbehaves; 30 rounds grow number by far more than
     // needed for any kernel.

@@ -31,6 +31,7 @@
 #include "tunefarm/compiler/codegen_llvm.h"
 #include "tunefarm/compiler/host_buffer.h"
 #include "tunefarm/compiler/lower.h"
+#include "tunefarm/compiler/prepared_call.h"
 #include "tunefarm/compiler/target.h"
 #include "tunefarm/compiler/workload_parser.h"
 #include "tunefarm/runtime/runtime.h"
@@ -65,6 +66,7 @@ std::vector<std::string> SplitList(const std::string& s) {
 struct Kernel {
   std::string label;  // "default", "tuned@200", "tuned"
   std::unique_ptr<JitKernel> jit;
+  ir::PrimFunc func;    // what jit was compiled from (its prepack split, if any)
   std::string problem;  // why it is not timed (compile failure, wrong result)
   std::string provenance;
 };
@@ -95,18 +97,19 @@ std::string KernelLabel(int budget) { return budget > 0 ? "tuned@" + std::to_str
 std::vector<Kernel> BuildKernels(const Options& o, const Workload& w, database::Database& db) {
   std::vector<Kernel> kernels;
   Target host = Target::Host();
-  Kernel def{"default", nullptr, "", "default schedule"};
+  Kernel def{"default", nullptr, {}, "", "default schedule"};
   auto f = LowerToPrimFunc(w);
   if (!f.ok()) {
     def.problem = "lowering failed: " + f.status().message();
   } else {
     auto jit = JitCompile(*f, host);
     if (jit.ok()) def.jit = std::move(*jit); else def.problem = "compile failed: " + jit.status().message();
+    def.func = *f;
   }
   kernels.push_back(std::move(def));
   auto trials = LoadTrials(db, StructuralHashHex(w), DefaultRecordTargetString());
   for (int budget : o.budgets) {
-    Kernel k{KernelLabel(budget), nullptr, "", ""};
+    Kernel k{KernelLabel(budget), nullptr, {}, "", ""};
     if (!trials.ok()) {
       k.problem = "reading the log failed: " + trials.status().message();
     } else if (auto best = BestWithin(*trials, budget); !best) {
@@ -125,6 +128,7 @@ std::vector<Kernel> BuildKernels(const Options& o, const Workload& w, database::
       } else {
         auto jit = JitCompile(*tuned, host);
         if (jit.ok()) k.jit = std::move(*jit); else k.problem = "compile failed: " + jit.status().message();
+        k.func = *tuned;
       }
     }
     kernels.push_back(std::move(k));
@@ -197,8 +201,10 @@ int RunWorkload(const Options& o, const std::string& name, database::Database& d
       } else if (!k.problem.empty()) {
         cell.note = k.problem;
       } else {
-        std::vector<void*> args = args_for(i);
-        Status st = k.jit->Run(args);
+        // Constant inputs (weights) are packed once, untimed, as oneDNN
+        // reorders its weights at setup (split_prepack.h).
+        auto call = PreparedCall::Prepare(*k.jit, k.func, args_for(i));
+        Status st = call.ok() ? (*call)->Run() : call.status();
         CompareResult cmp = CompareBuffers(outputs[i], reference, 1e-3, 1e-3);
         if (!st.ok()) {
           cell.note = "run failed: " + st.message();
@@ -208,7 +214,7 @@ int RunWorkload(const Options& o, const std::string& name, database::Database& d
         } else {
           // The untuned default of a big workload takes seconds per call: fewer groups.
           int repeat = k.label == "default" ? std::min(o.repeat, 3) : o.repeat;
-          double t = TimeMedian([&] { (void)k.jit->Run(args); }, repeat);
+          double t = TimeMedian([&] { (void)(*call)->Run(); }, repeat);
           cell.gflops = flops / t / 1e9;
           cell.ratio = t_dnnl / t;
         }

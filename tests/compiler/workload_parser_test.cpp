@@ -303,8 +303,8 @@ TEST(WorkloadBuilder, BuildsTheSameWorkloadAsTheText) {
   WorkloadBuilder b("dense_bias_relu");
   b.Param("M", 128).Param("N", 3072).Param("K", 768);
   ir::Buffer A = b.Input("A", DataType::Float(32), {128, 768});
-  ir::Buffer W = b.Input("W", DataType::Float(32), {3072, 768});
-  ir::Buffer bias = b.Input("bias", DataType::Float(32), {3072});
+  ir::Buffer W = b.ConstantInput("W", DataType::Float(32), {3072, 768});
+  ir::Buffer bias = b.ConstantInput("bias", DataType::Float(32), {3072});
   ir::Var i = b.Axis("i"), j = b.Axis("j"), k = b.Axis("k");
   ir::Buffer acc = b.Compute("acc", {128, 3072}, {i, j}, ReduceKind::kSum, {k}, {768},
                              ir::Mul::Make(ir::Load::Make(A, {i, k}), ir::Load::Make(W, {j, k})));

@@ -4,6 +4,9 @@
 //     int32_t name(void* arg0, void* arg1, ...);   // one pointer per param, returns 0
 // and a packed entry `name_packed(void** args)` with the same meaning, used
 // by the JIT (JitCompile, and JitLoadObject for objects EmitObject made).
+// When the PrimFunc has a prepack split (split_prepack.h: a constant input
+// re-laid out at the root), the module also holds `name_prepack` and
+// `name_prepacked` (each with its `_packed` entry); prepared_call.h calls them.
 // Parallel loops call tunefarm_parallel_for from the runtime library
 // (runtime.h); big allocations call tunefarm_alloc/tunefarm_free. Vectorized
 // loops become LLVM vector operations.
@@ -27,12 +30,24 @@ class JitKernel {
  public:
   virtual ~JitKernel() = default;
   // args: one data pointer per PrimFunc param, in order.
+  // Fails when the kernel was compiled without its whole entry
+  // (CodegenOptions::whole_entry).
   virtual Status Run(const std::vector<void*>& args) const = 0;
   virtual const std::string& name() const = 0;
+  // The prepack split's entries (split_prepack.h), present together or not
+  // at all. args: one pointer per param of the split's prepack / prepacked
+  // PrimFunc. Call them through PreparedCall (prepared_call.h).
+  virtual bool has_prepack() const = 0;
+  virtual Status RunPrepack(const std::vector<void*>& args) const = 0;
+  virtual Status RunPrepacked(const std::vector<void*>& args) const = 0;
 };
 
 struct CodegenOptions {
   int opt_level = 3;
+  // With a prepack split, also emit the whole function (packing inside every
+  // call). Measurement only calls the split entries and skips it: it would
+  // double the compile of every such candidate.
+  bool whole_entry = true;
 };
 
 // Lowers (LowerForCodegen) and compiles f for target t in this process. t must be

@@ -174,6 +174,10 @@ struct BufferNode {
   std::vector<int64_t> shape;
   MemoryScope scope = MemoryScope::kGlobal;
   int64_t alignment = 64;  // bytes
+  // A workload input declared `input const`: its value is the same on every
+  // call (a layer's weights), so a schedule may re-lay it out once, ahead of
+  // the calls, in a separate prepack entry (split_prepack.h).
+  bool constant = false;
 
   int64_t num_elements() const;
   int64_t size_bytes() const { return num_elements() * dtype.bytes(); }

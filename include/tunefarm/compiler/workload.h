@@ -61,6 +61,8 @@ class WorkloadBuilder {
   explicit WorkloadBuilder(std::string name);
   WorkloadBuilder& Param(std::string name, int64_t value);
   ir::Buffer Input(std::string name, ir::DataType dtype, std::vector<int64_t> shape);
+  // An input declared `input const` (weights; BufferNode::constant).
+  ir::Buffer ConstantInput(std::string name, ir::DataType dtype, std::vector<int64_t> shape);
   ir::Var Axis(std::string name);
   ir::Buffer Compute(std::string name, std::vector<int64_t> shape, std::vector<ir::Var> axes,
                      ir::Expr body);

@@ -31,7 +31,10 @@ namespace tunefarm::tuner {
 struct Candidate {
   Trace trace;
   ir::PrimFunc func;     // scheduled, block form
-  ir::PrimFunc lowered;  // LowerForCodegen(func): what cost models read
+  // LowerForCodegen of what one measured call runs (func, or its prepacked
+  // entry when constant inputs are packed ahead: split_prepack.h); what cost
+  // models read.
+  ir::PrimFunc lowered;
   uint64_t hash = 0;     // hash of the lowered program's text
 };
 
