@@ -13,6 +13,8 @@
 #include "tunefarm/compiler/interpreter.h"
 #include "tunefarm/compiler/ir_printer.h"
 #include "tunefarm/compiler/lower.h"
+#include "tunefarm/compiler/prepared_call.h"
+#include "tunefarm/compiler/split_prepack.h"
 #include "tunefarm/compiler/workload_parser.h"
 #include "tunefarm/compiler/workload_shrink.h"
 #include "tunefarm/tuner/search.h"
@@ -60,9 +62,14 @@ void ExpectSameAsDefault(const ir::PrimFunc& reference, const ir::PrimFunc& sche
   }
   ASSERT_TRUE(Interpret(reference, rp).ok());
   if (jit) {
+    // Through the prepacked call when constant inputs are packed ahead (as
+    // measured), else the whole kernel.
     auto k = JitCompile(scheduled, Target::Host());
     ASSERT_TRUE(k.ok()) << k.status().ToString();
-    ASSERT_TRUE((*k)->Run(raw).ok());
+    auto call = PreparedCall::Prepare(**k, scheduled, raw);
+    ASSERT_TRUE(call.ok()) << call.status().ToString();
+    ASSERT_EQ((*call)->prepacked(), SplitPrepack(scheduled).has_value());
+    ASSERT_TRUE((*call)->Run().ok());
   } else {
     Status st = Interpret(scheduled, gp);
     ASSERT_TRUE(st.ok()) << st.ToString() << "\n" << ir::ToString(scheduled);
@@ -189,6 +196,49 @@ TEST(SketchPackingTest, RootCopiesRunInParallel) {
     ExpectSameAsDefault(*f, c->func, /*jit=*/true);
   }
   EXPECT_GE(root_copies, 1) << "no sample packed the weights once for the whole call";
+}
+
+// A constant input read in rows along the vector axis (a matmul's B) may be
+// packed into 16-wide panels ahead of the calls: some samples do, their
+// copy is the prepack entry (not in what the cost model reads), and they
+// compute what the default does through the prepacked call. Declared
+// without `const`, no sample packs B.
+TEST(SketchPackingTest, ConstantRowsArePackedIntoPanelsAhead) {
+  std::ifstream in(std::string(TUNEFARM_SOURCE_DIR) + "/configs/workloads/gmm_512.tf");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_NE(text.find("= input const"), std::string::npos);
+  for (bool constant : {true, false}) {
+    std::string source = text;
+    if (!constant) source.replace(source.find("= input const"), 13, "= input");
+    ParseOptions small;
+    small.param_overrides = {{"M", 16}, {"N", 64}, {"K", 24}};
+    auto w = ParseWorkload(source, small);
+    ASSERT_TRUE(w.ok()) << w.status().ToString();
+    auto f = LowerToPrimFunc(*w);
+    ASSERT_TRUE(f.ok());
+    auto policy = MakeCpuSketchPolicy();
+    EvolutionarySearch search(*f, policy.get(), SearchOptions{}, 13);
+    int panels = 0;
+    for (int i = 0; i < 32; ++i) {
+      auto c = search.Sample();
+      if (!c.ok()) continue;
+      auto split = SplitPrepack(c->func);
+      if (!split) continue;
+      ++panels;
+      EXPECT_EQ(split->packed.size(), 1u);
+      EXPECT_EQ(split->packed[0]->shape, (std::vector<int64_t>{4, 24, 16})) << ir::ToString(c->func);
+      // The copy reads B; what the cost model reads (one measured call) does not.
+      EXPECT_NE(ir::ToString(c->func).find(" B["), std::string::npos) << ir::ToString(c->func);
+      EXPECT_EQ(ir::ToString(c->lowered).find(" B["), std::string::npos) << ir::ToString(c->lowered);
+      EXPECT_EQ(split->prepacked.params.size(), 4u);
+      if (panels <= 2) ExpectSameAsDefault(*f, c->func, /*jit=*/true);
+    }
+    if (constant) {
+      EXPECT_GE(panels, 1) << "no sample packed the constant B into panels";
+    } else {
+      EXPECT_EQ(panels, 0);
+    }
+  }
 }
 
 }  // namespace
