@@ -36,11 +36,29 @@ using PackedFn = int32_t (*)(void**);
 std::string ErrorText(llvm::Error e) { return llvm::toString(std::move(e)); }
 
 // The entries a kernel object may hold (null when absent) and their
-// parameter counts (0: not known, unchecked -- a loaded object's split).
+// parameter counts.
 struct Entries {
   PackedFn whole = nullptr, prepack = nullptr, prepacked = nullptr;
   size_t whole_params = 0, prepack_params = 0, prepacked_params = 0;
 };
+
+// What the object made from `f` must hold: the split's entries when f has a
+// prepack split (the whole one optional), else the whole one.
+struct Expected {
+  Entries counts;
+  bool split = false;
+};
+
+Expected ExpectedEntries(const ir::PrimFunc& f) {
+  Expected e;
+  e.counts.whole_params = f.params.size();
+  if (std::optional<PrepackSplit> split = SplitPrepack(f)) {
+    e.split = true;
+    e.counts.prepack_params = split->prepack.params.size();
+    e.counts.prepacked_params = split->prepacked.params.size();
+  }
+  return e;
+}
 
 class LLJitKernel final : public JitKernel {
  public:
@@ -49,7 +67,9 @@ class LLJitKernel final : public JitKernel {
 
   Status Run(const std::vector<void*>& args) const override {
     if (entries_.whole == nullptr) {
-      return Status::FailedPrecondition("kernel '" + name_ + "' was compiled with its prepack entries only");
+      return Status::FailedPrecondition("kernel '" + name_ +
+                                        "' was compiled with its prepack entries only (CodegenOptions::whole_entry): "
+                                        "call it through PreparedCall");
     }
     return Call(entries_.whole, entries_.whole_params, name_, args);
   }
@@ -66,7 +86,7 @@ class LLJitKernel final : public JitKernel {
 
  private:
   static Status Call(PackedFn fn, size_t num_params, const std::string& name, const std::vector<void*>& args) {
-    if (num_params != 0 && args.size() != num_params) {
+    if (args.size() != num_params) {
       return Status::InvalidArgument("kernel '" + name + "' takes " + std::to_string(num_params) + " buffers, got " +
                                      std::to_string(args.size()));
     }
@@ -123,11 +143,11 @@ llvm::orc::SymbolMap KnownSymbols(llvm::orc::LLJIT& jit) {
   return map;
 }
 
-// Links `object` into a fresh LLJIT and finds its entries in it: `name`_packed
-// and, when present, the prepack split's two. `counts` carries the parameter
-// counts to check calls against.
-Result<std::unique_ptr<JitKernel>> LoadKernel(const std::string& object, const std::string& name, Entries counts,
-                                              const Target& t) {
+// Links `object` into a fresh LLJIT and finds in it the entries `expected`
+// names (required ones first, so that a link failure is reported against
+// the entry the caller needs).
+Result<std::unique_ptr<JitKernel>> LoadKernel(const std::string& object, const std::string& name,
+                                              const Expected& expected, const Target& t) {
   llvm::orc::JITTargetMachineBuilder jtmb{llvm::Triple(t.triple)};
   jtmb.setCPU(t.cpu);
   auto jit_or = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(jtmb)).create();
@@ -145,24 +165,21 @@ Result<std::unique_ptr<JitKernel>> LoadKernel(const std::string& object, const s
   if (llvm::Error e = jit->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(object, name + ".o"))) {
     return Status::Internal("JIT cannot load the object for '" + name + "': " + ErrorText(std::move(e)));
   }
-  // An absent entry is not an error by itself (a measurement build has no
-  // whole entry, most kernels no split); a kernel with neither is.
-  auto find = [&](const std::string& symbol, std::string* error) -> PackedFn {
+  auto find = [&](const std::string& symbol) -> Result<PackedFn> {
     auto address = jit->lookup(symbol + "_packed");
-    if (!address) {
-      *error = ErrorText(address.takeError());
-      return nullptr;
-    }
+    if (!address) return Status::Internal("JIT cannot link '" + symbol + "': " + ErrorText(address.takeError()));
     return address->toPtr<PackedFn>();
   };
-  std::string whole_error, ignored;
-  Entries e = counts;
-  e.whole = find(name, &whole_error);
-  e.prepack = find(name + kPrepackSuffix, &ignored);
-  e.prepacked = e.prepack ? find(name + kPrepackedSuffix, &ignored) : nullptr;
-  if (e.prepacked == nullptr) e.prepack = nullptr;
-  if (e.whole == nullptr && e.prepack == nullptr) {
-    return Status::Internal("JIT cannot link '" + name + "': " + whole_error);
+  Entries e = expected.counts;
+  if (expected.split) {
+    TF_ASSIGN_OR_RETURN(e.prepack, find(name + kPrepackSuffix));
+    TF_ASSIGN_OR_RETURN(e.prepacked, find(name + kPrepackedSuffix));
+    // Optional: measurement builds omit the whole entry. The object is linked
+    // by now, so a failure here can only be the symbol's absence.
+    auto whole = find(name);
+    e.whole = whole.ok() ? *whole : nullptr;
+  } else {
+    TF_ASSIGN_OR_RETURN(e.whole, find(name));
   }
   return std::unique_ptr<JitKernel>(new LLJitKernel(std::move(jit), e, name));
 }
@@ -176,22 +193,17 @@ Result<std::unique_ptr<JitKernel>> JitCompile(const ir::PrimFunc& f, const Targe
   }
   TF_ASSIGN_OR_RETURN(codegen::CompiledModule m, codegen::LowerAndGenerate(f, t, options));
   TF_ASSIGN_OR_RETURN(std::string object, codegen::EmitMachineCode(m, llvm::CGFT_ObjectFile));
-  Entries counts;
-  counts.whole_params = f.params.size();
-  if (std::optional<PrepackSplit> split = SplitPrepack(f)) {
-    counts.prepack_params = split->prepack.params.size();
-    counts.prepacked_params = split->prepacked.params.size();
-  }
-  return LoadKernel(object, f.name, counts, t);
+  return LoadKernel(object, f.name, ExpectedEntries(f), t);
 }
 
-Result<std::unique_ptr<JitKernel>> JitLoadObject(const std::string& object_bytes, const std::string& symbol,
-                                                 size_t num_params, const Target& t) {
+Result<std::unique_ptr<JitKernel>> JitLoadObject(const std::string& object_bytes, const ir::PrimFunc& f,
+                                                 const Target& t) {
+  const std::string& symbol = f.name;
   if (!t.is_host()) {
     return Status::InvalidArgument("JitLoadObject runs code in this process, so the target must be this host (" +
                                    Target::Host().triple + "); got " + t.ToString());
   }
-  if (symbol.empty()) return Status::InvalidArgument("JitLoadObject: no entry symbol given");
+  if (symbol.empty()) return Status::InvalidArgument("JitLoadObject: the PrimFunc has no name (the entry symbol)");
   if (object_bytes.empty()) return Status::InvalidArgument("JitLoadObject: the object for '" + symbol + "' is empty");
   // Parse it before the JIT does: a buffer that is not an object, or an
   // object for another architecture, gets a plain error here rather than
@@ -212,9 +224,7 @@ Result<std::unique_ptr<JitKernel>> JitLoadObject(const std::string& object_bytes
                                    llvm::Triple::getArchTypeName(obj.getArch()).str() + ", this host is " +
                                    llvm::Triple::getArchTypeName(host.getArch()).str());
   }
-  Entries counts;
-  counts.whole_params = num_params;
-  return LoadKernel(object_bytes, symbol, counts, t);
+  return LoadKernel(object_bytes, symbol, ExpectedEntries(f), t);
 }
 
 }  // namespace tunefarm

@@ -15,9 +15,11 @@ Result<std::unique_ptr<PreparedCall>> PreparedCall::Prepare(const JitKernel& ker
   }
   std::unique_ptr<PreparedCall> call(new PreparedCall(kernel, args));
   std::optional<PrepackSplit> split = SplitPrepack(f);
-  // A kernel object built before its workload declared constants (or by a
-  // build without the split) still runs whole.
-  if (!split || !kernel.has_prepack()) return call;
+  if (!split) return call;
+  if (!kernel.has_prepack()) {
+    return Status::Internal("kernel '" + f.name + "' has no prepack entries, but its PrimFunc packs a constant input "
+                            "ahead: it was compiled from another PrimFunc");
+  }
   std::vector<void*> prepack_args;
   for (size_t i : split->constant_params) prepack_args.push_back(args[i]);
   for (const ir::Buffer& b : split->packed) {

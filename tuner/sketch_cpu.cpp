@@ -197,8 +197,8 @@ class CpuSketchPolicy : public SketchPolicy {
         reads.push_back(l->buffer.get());
         shape.read_constant.push_back(l->buffer->constant);
       }
-      const size_t last = l->indices.size() - 1;
-      for (size_t a = 0; l->buffer->constant && last >= 1 && a < spatial_vars.size(); ++a) {
+      const size_t last = l->indices.empty() ? 0 : l->indices.size() - 1;
+      for (size_t a = 0; l->buffer->constant && l->indices.size() >= 2 && a < spatial_vars.size(); ++a) {
         auto& list = shape.constant_rows[a];
         if (l->indices[last].as<Variable>() == spatial_vars[a] &&
             std::find(list.begin(), list.end(), std::make_pair(read_index, int(last))) == list.end()) {

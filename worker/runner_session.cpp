@@ -110,7 +110,7 @@ void Session::Build(const MeasureInput& in, int index, Built& out) {
   codegen.whole_entry = false;
   auto kernel = in.object.empty()
                     ? JitCompile(out.func, target, codegen)
-                    : JitLoadObject(in.object, out.func.name, out.func.params.size(), target);
+                    : JitLoadObject(in.object, out.func, target);
   if (!kernel.ok()) {
     std::string what = in.object.empty() ? "" : "loading the prebuilt object: ";
     return fail(MeasureErrorKind::kCompileError, what + kernel.status().ToString());

@@ -62,7 +62,7 @@ TEST(JitLoadObjectTest, LoadedObjectComputesWhatJitCompileComputes) {
   // The object needs the runtime and libm from the loading process.
   EXPECT_NE(object->find("tunefarm_parallel_for"), std::string::npos);
   EXPECT_NE(object->find("expf"), std::string::npos);
-  auto loaded = JitLoadObject(*object, f.name, f.params.size(), host);
+  auto loaded = JitLoadObject(*object, f, host);
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
   object->clear();  // the JIT keeps its own copy
   object->shrink_to_fit();
@@ -95,16 +95,16 @@ TEST(JitLoadObjectTest, GarbageTruncatedAndEmptyBytesAreInvalid) {
   std::string garbage(4096, '\0');
   std::mt19937 rng(5);
   for (char& c : garbage) c = char(rng());
-  auto r = JitLoadObject(garbage, f.name, f.params.size(), host);
+  auto r = JitLoadObject(garbage, f, host);
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << r.status().ToString();
   EXPECT_NE(r.status().message().find("not a valid object file"), std::string::npos) << r.status().ToString();
 
   // An ELF header whose section table lies past the end of the bytes.
-  r = JitLoadObject(object->substr(0, 200), f.name, f.params.size(), host);
+  r = JitLoadObject(object->substr(0, 200), f, host);
   EXPECT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << r.status().ToString();
 
-  r = JitLoadObject("", f.name, f.params.size(), host);
+  r = JitLoadObject("", f, host);
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << r.status().ToString();
 }
 
@@ -115,18 +115,20 @@ TEST(JitLoadObjectTest, ForeignArchitectureWrongSymbolAndForeignTargetAreRefused
   ASSERT_TRUE(arm.ok()) << arm.status().ToString();
   auto arm_object = EmitObject(f, *arm);
   ASSERT_TRUE(arm_object.ok()) << arm_object.status().ToString();
-  auto r = JitLoadObject(*arm_object, f.name, f.params.size(), host);
+  auto r = JitLoadObject(*arm_object, f, host);
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << r.status().ToString();
   EXPECT_NE(r.status().message().find("aarch64"), std::string::npos) << r.status().ToString();
 
   auto object = EmitObject(f, host);
   ASSERT_TRUE(object.ok()) << object.status().ToString();
-  r = JitLoadObject(*object, "no_such_kernel", f.params.size(), host);
+  ir::PrimFunc renamed = f;
+  renamed.name = "no_such_kernel";
+  r = JitLoadObject(*object, renamed, host);
   EXPECT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("no_such_kernel"), std::string::npos) << r.status().ToString();
 
   // Running needs this host as the target, as for JitCompile.
-  r = JitLoadObject(*object, f.name, f.params.size(), *arm);
+  r = JitLoadObject(*object, f, *arm);
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << r.status().ToString();
 }
 

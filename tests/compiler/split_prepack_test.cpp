@@ -145,6 +145,18 @@ TEST(SplitPrepackTest, PreparedCallPacksOnceAndMatchesTheWholeKernel) {
   ASSERT_TRUE(call.ok()) << call.status().ToString();
   EXPECT_TRUE((*call)->prepacked());
   EXPECT_EQ((*call)->packed_bytes(), 12 * 32 * 4);
+  // Packed once: a call after B changed still computes with the B it was
+  // prepared with (the contract says prepare again after changing it).
+  {
+    std::vector<HostBuffer> expected = CopyArgs(args);
+    ASSERT_TRUE(Interpret(*f, HostPointers(expected)).ok());
+    std::vector<HostBuffer> saved_b = CopyArgs(args);
+    std::mt19937_64 other(77);
+    args[1].FillRandom(other);
+    ASSERT_TRUE((*call)->Run().ok());
+    EXPECT_TRUE(CompareBuffers(args[2], expected[2], 1e-4, 1e-4).equal);
+    std::memcpy(args[1].data(), saved_b[1].data(), size_t(args[1].size_bytes()));
+  }
   // New activations on every call, the same weights: the packed copy made
   // once serves them all.
   std::mt19937_64 rng(21);
@@ -176,6 +188,63 @@ TEST(SplitPrepackTest, MeasurementBuildHasOnlyTheSplitEntries) {
   EXPECT_TRUE(OutputsEqual(*f, args, expected, 1e-4, 1e-4));
 }
 
+// Statements that must stay in the call, built by hand at the root.
+TEST(SplitPrepackTest, OnlyCopiesOfConstantsIntoTheirOwnRootBuffersMove) {
+  auto w = ParseWorkload(kConstMatmul);
+  ASSERT_TRUE(w.ok());
+  auto base = LowerToPrimFunc(*w);
+  ASSERT_TRUE(base.ok());
+  const ir::Buffer& A = base->params[0];
+  const ir::Buffer& B = base->params[1];
+  const ir::Buffer& C = base->params[2];
+  ir::Buffer P = ir::MakeBuffer("P", B->dtype, B->shape);
+  ir::Buffer L = ir::MakeBuffer("L", B->dtype, B->shape, ir::MemoryScope::kLocal);
+  auto copy = [&](const ir::Buffer& to) {  // to = B
+    ir::Var k("k", ir::DataType::Index()), n("n", ir::DataType::Index());
+    return ir::For::Make(k, int64_t(0), B->shape[0], ir::ForKind::kSerial,
+                         ir::For::Make(n, int64_t(0), B->shape[1], ir::ForKind::kSerial,
+                                       ir::Store::Make(to, ir::Load::Make(B, {k, n}), {k, n})));
+  };
+  auto use = [&](const ir::Buffer& from) {  // C[0, 0] = from[0, 0] + A[0, 0]
+    return ir::Store::Make(C, ir::Load::Make(from, {int64_t(0), int64_t(0)}) + ir::Load::Make(A, {int64_t(0), int64_t(0)}),
+                           {int64_t(0), int64_t(0)});
+  };
+  auto func = [&](ir::Stmt body) {
+    ir::PrimFunc f = *base;
+    f.body = body;
+    return f;
+  };
+  // The plain case moves.
+  EXPECT_TRUE(SplitPrepack(func(ir::Allocate::Make(P, ir::SeqStmt::Make({copy(P), use(P)})))).has_value());
+  // Written by a kept statement too: stays.
+  ir::Stmt overwrite = ir::Store::Make(P, ir::Load::Make(A, {int64_t(0), int64_t(0)}), {int64_t(0), int64_t(0)});
+  EXPECT_FALSE(SplitPrepack(func(ir::Allocate::Make(P, ir::SeqStmt::Make({copy(P), overwrite, use(P)})))).has_value());
+  // Read before it is written: stays.
+  EXPECT_FALSE(SplitPrepack(func(ir::Allocate::Make(P, ir::SeqStmt::Make({use(P), copy(P), use(P)})))).has_value());
+  // Into an output, or into a local buffer: stays.
+  ir::PrimFunc into_output = func(copy(C));
+  EXPECT_FALSE(SplitPrepack(into_output).has_value());
+  EXPECT_FALSE(SplitPrepack(func(ir::Allocate::Make(L, ir::SeqStmt::Make({copy(L), use(L)})))).has_value());
+  // A copy that also reads a non-constant input: stays.
+  ir::Var k("k", ir::DataType::Index());
+  ir::Stmt mixed = ir::For::Make(k, int64_t(0), int64_t(8), ir::ForKind::kSerial,
+                                 ir::Store::Make(P, ir::Load::Make(B, {k, k}) + ir::Load::Make(A, {k, k}), {k, k}));
+  EXPECT_FALSE(SplitPrepack(func(ir::Allocate::Make(P, ir::SeqStmt::Make({mixed, use(P)})))).has_value());
+}
+
+TEST(SplitPrepackTest, AnObjectWithoutTheSplitEntriesIsACompileErrorNamingThem) {
+  auto f = PackedMatmul(kConstMatmul, false);
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  // The same kernel name, built from the default schedule: no split entries.
+  auto base = LowerText(kConstMatmul);
+  ASSERT_TRUE(base.ok());
+  auto object = EmitObject(*base, Target::Host());
+  ASSERT_TRUE(object.ok()) << object.status().ToString();
+  auto kernel = JitLoadObject(*object, *f, Target::Host());
+  ASSERT_FALSE(kernel.ok());
+  EXPECT_NE(kernel.status().message().find("mm_prepack"), std::string::npos) << kernel.status().ToString();
+}
+
 TEST(SplitPrepackTest, LoadedObjectKeepsTheSplitEntries) {
   auto f = PackedMatmul(kConstMatmul, false);
   ASSERT_TRUE(f.ok()) << f.status().ToString();
@@ -183,7 +252,7 @@ TEST(SplitPrepackTest, LoadedObjectKeepsTheSplitEntries) {
   options.whole_entry = false;
   auto object = EmitObject(*f, Target::Host(), options);
   ASSERT_TRUE(object.ok()) << object.status().ToString();
-  auto kernel = JitLoadObject(*object, f->name, f->params.size(), Target::Host());
+  auto kernel = JitLoadObject(*object, *f, Target::Host());
   ASSERT_TRUE(kernel.ok()) << kernel.status().ToString();
   EXPECT_TRUE((*kernel)->has_prepack());
   std::vector<HostBuffer> args = RandomArgs(*f, 8);

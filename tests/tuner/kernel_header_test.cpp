@@ -63,6 +63,13 @@ TEST(KernelHeaderTest, DeclaresThePrepackEntriesAndTheyRunFromALinkedObject) {
   ASSERT_TRUE(object.ok()) << object.status().ToString();
   fs::path dir = fs::temp_directory_path() / ("tunefarm_kernel_header_" + std::to_string(::getpid()));
   fs::create_directories(dir);
+  struct RemoveDir {
+    fs::path path;
+    ~RemoveDir() {
+      std::error_code ec;
+      fs::remove_all(path, ec);
+    }
+  } remove_dir{dir};
   std::ofstream((dir / "mm.o").string(), std::ios::binary) << *object;
   std::string runtime = std::string(TUNEFARM_BINARY_DIR) + "/runtime";
   std::string link = "cc -shared -o " + (dir / "mm.so").string() + " " + (dir / "mm.o").string() + " -L" + runtime +
@@ -93,8 +100,6 @@ TEST(KernelHeaderTest, DeclaresThePrepackEntriesAndTheyRunFromALinkedObject) {
     EXPECT_TRUE(cmp.equal) << "round " << round << ": " << cmp.message;
   }
   dlclose(lib);
-  std::error_code ec;
-  fs::remove_all(dir, ec);
 }
 
 }  // namespace

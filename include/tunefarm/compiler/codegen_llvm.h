@@ -55,16 +55,18 @@ struct CodegenOptions {
 Result<std::unique_ptr<JitKernel>> JitCompile(const ir::PrimFunc& f, const Target& t,
                                               const CodegenOptions& options = {});
 
-// Loads a relocatable object made by EmitObject (possibly in another process or
-// on another machine) into this process with ORC LLJIT, linked against the same
-// runtime symbols as JitCompile's code. `symbol` is the PrimFunc's name (the
-// entry called is `symbol`_packed) and `num_params` its parameter count; t
-// must be this host (the object's architecture is checked against it). Bytes
-// that are not a relocatable object for this architecture are InvalidArgument;
-// an object that does not link (missing entry, unknown symbols) is Internal.
-// The object is copied: the caller may free `object_bytes` afterwards.
-Result<std::unique_ptr<JitKernel>> JitLoadObject(const std::string& object_bytes, const std::string& symbol,
-                                                 size_t num_params, const Target& t);
+// Loads a relocatable object made by EmitObject from `f` (possibly in another
+// process or on another machine) into this process with ORC LLJIT, linked
+// against the same runtime symbols as JitCompile's code. The entries it must
+// hold follow from f: `<f.name>_packed`, or, when f has a prepack split, the
+// split's two (the whole one is then optional: measurement objects omit it);
+// calls are checked against f's parameter counts. t must be this host (the
+// object's architecture is checked against it). Bytes that are not a
+// relocatable object for this architecture are InvalidArgument; an object
+// that does not link (a missing entry, unknown symbols) is Internal, naming
+// the entry. The object is copied: the caller may free `object_bytes`.
+Result<std::unique_ptr<JitKernel>> JitLoadObject(const std::string& object_bytes, const ir::PrimFunc& f,
+                                                 const Target& t);
 
 // Lowers and emits a relocatable object file (ELF bytes) for any triple LLVM was built with.
 Result<std::string> EmitObject(const ir::PrimFunc& f, const Target& t, const CodegenOptions& options = {});
