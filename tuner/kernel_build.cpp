@@ -287,12 +287,17 @@ std::string KernelHeaderText(const Workload& w, const ir::PrimFunc& f, const Tar
   s += " * target:   " + t.ToString() + "\n";
   s += " * schedule: " + schedule_description + "\n";
   if (record_id > 0) s += " * record id: " + std::to_string(record_id) + "\n";
+  std::optional<PrepackSplit> split = SplitPrepack(f);
+  if (split && record_id > 0) {
+    s += " * The measured time is of " + split->prepacked.name + " (constant inputs packed ahead); " + f.name +
+         " also packs them in every call.\n";
+  }
   s += " * Buffers are dense, row-major, and should be 64-byte aligned. Link with -ltunefarm_runtime.\n";
   s += " * Returns 0 on success. */\n";
   s += "#ifndef " + guard + "\n#define " + guard + "\n\n#include <stdint.h>\n\n";
   s += "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
   s += Prototype(f, 0) + "\n";
-  if (std::optional<PrepackSplit> split = SplitPrepack(f)) {
+  if (split) {
     int64_t bytes = 0;
     for (const ir::Buffer& b : split->packed) bytes += b->size_bytes();
     s += "\n/* Constant inputs packed ahead of the calls (" + std::to_string(bytes) + " bytes): " + split->prepack.name +

@@ -153,6 +153,16 @@ workload mm(M = 16, N = 16, K = 16) {
 }
 )";
 
+// kMatmul with B a constant input (weights; split_prepack.h).
+inline constexpr std::string_view kConstMatmul = R"(
+workload mm(M = 8, N = 32, K = 12) {
+  A = input f32[M, K]
+  B = input const f32[K, N]
+  C[i, j] = sum(k: K) A[i, k] * B[k, j]
+  output C
+}
+)";
+
 inline constexpr std::string_view kDenseBiasRelu = R"(
 workload dbr(M = 8, N = 32, K = 12) {
   A    = input f32[M, K]

@@ -12,15 +12,6 @@
 namespace tunefarm::testing {
 namespace {
 
-constexpr std::string_view kConstMatmul = R"(
-workload mm(M = 8, N = 32, K = 12) {
-  A = input f32[M, K]
-  B = input const f32[K, N]
-  C[i, j] = sum(k: K) A[i, k] * B[k, j]
-  output C
-}
-)";
-
 // B copied into 16-wide panels once for the whole call, the copy parallel;
 // A copied too (not constant: it must stay in the call); the matmul tiled.
 Result<ir::PrimFunc> PackedMatmul(std::string_view text, bool copy_a, bool copy_b_at_loop = false) {
@@ -45,6 +36,21 @@ std::vector<std::string> Names(const std::vector<ir::Buffer>& buffers) {
   std::vector<std::string> out;
   for (const auto& b : buffers) out.push_back(b->name);
   return out;
+}
+
+// Runs f through PreparedCall on random inputs from `seed` and compares with
+// the interpreter.
+::testing::AssertionResult PreparedCallMatchesInterpreter(const JitKernel& kernel, const ir::PrimFunc& f,
+                                                          uint64_t seed) {
+  std::vector<HostBuffer> args = RandomArgs(f, seed);
+  std::vector<HostBuffer> expected = CopyArgs(args);
+  Status s = Interpret(f, HostPointers(expected));
+  if (!s.ok()) return ::testing::AssertionFailure() << "Interpret: " << s.ToString();
+  auto call = PreparedCall::Prepare(kernel, f, Pointers(args));
+  if (!call.ok()) return ::testing::AssertionFailure() << "Prepare: " << call.status().ToString();
+  s = (*call)->Run();
+  if (!s.ok()) return ::testing::AssertionFailure() << "Run: " << s.ToString();
+  return OutputsEqual(f, args, expected, 1e-4, 1e-4);
 }
 
 // Runs split.prepack then split.prepacked on copies of `args` (f's params)
@@ -180,12 +186,7 @@ TEST(SplitPrepackTest, MeasurementBuildHasOnlyTheSplitEntries) {
   ASSERT_TRUE(kernel.ok()) << kernel.status().ToString();
   std::vector<HostBuffer> args = RandomArgs(*f, 4);
   EXPECT_EQ((*kernel)->Run(Pointers(args)).code(), StatusCode::kFailedPrecondition);
-  std::vector<HostBuffer> expected = CopyArgs(args);
-  ASSERT_TRUE(Interpret(*f, HostPointers(expected)).ok());
-  auto call = PreparedCall::Prepare(**kernel, *f, Pointers(args));
-  ASSERT_TRUE(call.ok()) << call.status().ToString();
-  ASSERT_TRUE((*call)->Run().ok());
-  EXPECT_TRUE(OutputsEqual(*f, args, expected, 1e-4, 1e-4));
+  EXPECT_TRUE(PreparedCallMatchesInterpreter(**kernel, *f, 4));
 }
 
 // Statements that must stay in the call, built by hand at the root.
@@ -255,13 +256,7 @@ TEST(SplitPrepackTest, LoadedObjectKeepsTheSplitEntries) {
   auto kernel = JitLoadObject(*object, *f, Target::Host());
   ASSERT_TRUE(kernel.ok()) << kernel.status().ToString();
   EXPECT_TRUE((*kernel)->has_prepack());
-  std::vector<HostBuffer> args = RandomArgs(*f, 8);
-  std::vector<HostBuffer> expected = CopyArgs(args);
-  ASSERT_TRUE(Interpret(*f, HostPointers(expected)).ok());
-  auto call = PreparedCall::Prepare(**kernel, *f, Pointers(args));
-  ASSERT_TRUE(call.ok()) << call.status().ToString();
-  ASSERT_TRUE((*call)->Run().ok());
-  EXPECT_TRUE(OutputsEqual(*f, args, expected, 1e-4, 1e-4));
+  EXPECT_TRUE(PreparedCallMatchesInterpreter(**kernel, *f, 8));
 }
 
 TEST(SplitPrepackTest, WeightCopyAfterANonConstantStageMovesAlone) {

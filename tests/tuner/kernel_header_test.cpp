@@ -11,6 +11,7 @@
 #include <fstream>
 #include <random>
 
+#include "../compiler/schedule_test_util.h"
 #include "tunefarm/compiler/codegen_llvm.h"
 #include "tunefarm/compiler/host_buffer.h"
 #include "tunefarm/compiler/interpreter.h"
@@ -24,15 +25,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kConstMatmul = R"(
-workload mm(M = 8, N = 32, K = 12) {
-  A = input f32[M, K]
-  B = input const f32[K, N]
-  C[i, j] = sum(k: K) A[i, k] * B[k, j]
-  output C
-}
-)";
-
 // B packed into panels [N/16, K, 16] at the root: the prepack entry's work.
 Result<ir::PrimFunc> PanelSchedule(const Workload& w) {
   TF_ASSIGN_OR_RETURN(ir::PrimFunc base, LowerToPrimFunc(w));
@@ -44,7 +36,7 @@ Result<ir::PrimFunc> PanelSchedule(const Workload& w) {
 }
 
 TEST(KernelHeaderTest, DeclaresThePrepackEntriesAndTheyRunFromALinkedObject) {
-  auto w = ParseWorkload(kConstMatmul);
+  auto w = ParseWorkload(testing::kConstMatmul);
   ASSERT_TRUE(w.ok()) << w.status().ToString();
   auto f = PanelSchedule(*w);
   ASSERT_TRUE(f.ok()) << f.status().ToString();
@@ -57,6 +49,9 @@ TEST(KernelHeaderTest, DeclaresThePrepackEntriesAndTheyRunFromALinkedObject) {
       << header;
   EXPECT_NE(header.find("const float* B_global  /* packed f32[2][12][16] */);"), std::string::npos) << header;
   EXPECT_NE(header.find("(1536 bytes)"), std::string::npos) << header;
+  std::string tuned = KernelHeaderText(*w, *f, Target::Host(), "tuned", 42);
+  EXPECT_NE(tuned.find("measured time is of mm_prepacked"), std::string::npos) << tuned;
+  EXPECT_EQ(header.find("measured time"), std::string::npos) << header;
 
   // The object a user links: all three entries.
   auto object = EmitObject(*f, Target::Host());
