@@ -59,6 +59,7 @@ struct TuneOptionsCli {
   std::string config_dir;
   std::vector<std::string> overrides;
   int warm_start = 1000;
+  double epsilon = tuner::SearchOptions().epsilon;
 };
 
 std::string Clock(double s) {
@@ -118,6 +119,7 @@ int Tune(const TuneOptionsCli& o) {
   options.measure.min_repeat_ms = o.min_repeat_ms;
   options.measure.num_threads = o.threads;
   options.warm_start_records = o.warm_start;
+  options.search.epsilon = o.epsilon;
   tuner::TuningLoop loop(options, db->get(), &measurer, model.get());
 
   fmt::print(stderr, "tuning {} workload(s) for {}\n  log {}  budget {} trials  search {}\n", tasks.size(),
@@ -200,6 +202,9 @@ void AddTuneCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--warm-start", o->warm_start,
                   "Records of other workloads in the log (same target) the cost model learns from first; 0: off")
       ->capture_default_str()->check(CLI::Range(0, 100000));
+  cmd->add_option("--epsilon", o->epsilon,
+                  "Share of each batch picked at random among the candidates the cost model ranked lower (epsilon-greedy)")
+      ->capture_default_str()->check(CLI::Range(0.0, 1.0));
   cmd->callback([o, exit_code] { *exit_code = Tune(*o); });
 }
 
