@@ -157,6 +157,19 @@ TEST_F(CliTest, UserErrorsGetAClearMessageAndExitCodeOne) {
   EXPECT_EQ(content, "this is not a database");
 }
 
+// Options checked by the command line parser: a value out of range names the
+// option and its range, exits non-zero and creates no log.
+TEST_F(CliTest, OutOfRangeOptionsNameTheOptionAndTheRange) {
+  for (const std::string& option : {std::string("--epsilon 1.5"), std::string("--epsilon -0.1"),
+                                    std::string("--batch-size 0")}) {
+    Output out = RunTunefarm("tune " + P("mm.tf") + " --db " + P("range.db") + " " + option);
+    EXPECT_NE(out.code, 0) << option << "\n" << out.text;
+    EXPECT_NE(out.text.find(option.substr(0, option.find(' '))), std::string::npos) << out.text;
+    EXPECT_NE(out.text.find("not in range"), std::string::npos) << out.text;
+    EXPECT_FALSE(fs::exists(P("range.db"))) << option;
+  }
+}
+
 TEST_F(CliTest, HelpTeachesEveryCommand) {
   Output help = RunTunefarm("--help");
   EXPECT_EQ(help.code, 0);
