@@ -197,8 +197,9 @@ class CpuSketchPolicy : public SketchPolicy {
         reads.push_back(l->buffer.get());
         shape.read_constant.push_back(l->buffer->constant);
       }
-      const size_t last = l->indices.empty() ? 0 : l->indices.size() - 1;
-      for (size_t a = 0; l->buffer->constant && l->indices.size() >= 2 && a < spatial_vars.size(); ++a) {
+      const bool constant_matrix = l->buffer->constant && l->indices.size() >= 2;
+      const size_t last = constant_matrix ? l->indices.size() - 1 : 0;
+      for (size_t a = 0; constant_matrix && a < spatial_vars.size(); ++a) {
         auto& list = shape.constant_rows[a];
         if (l->indices[last].as<Variable>() == spatial_vars[a] &&
             std::find(list.begin(), list.end(), std::make_pair(read_index, int(last))) == list.end()) {
@@ -350,7 +351,7 @@ class CpuSketchPolicy : public SketchPolicy {
     for (const PackedCopy& p : packed) {
       TF_ASSIGN_OR_RETURN(std::string copy_name, sch.BlockName(p.copy));
       placed->push_back(copy_name);
-      int64_t at_root = 1;
+      bool at_root = true;
       if (!p.ahead) {
         TF_ASSIGN_OR_RETURN(ValueRV where, sch.SampleCategorical({0, 1}, {1.0, 1.0}));
         at_root = sch.Get(where) == 0;
@@ -362,8 +363,7 @@ class CpuSketchPolicy : public SketchPolicy {
       // convolution's 8 MiB of weights, a 1024x1024 matmul's B). Of a
       // constant input, it is made once ahead of the calls instead.
       if (at_root) {
-        const BlockRV copy = p.copy;
-        TF_ASSIGN_OR_RETURN(std::vector<LoopRV> copy_loops, sch.GetLoops(copy));
+        TF_ASSIGN_OR_RETURN(std::vector<LoopRV> copy_loops, sch.GetLoops(p.copy));
         if (copy_loops.empty()) continue;
         TF_ASSIGN_OR_RETURN(int64_t copy_outer_extent, sch.LoopExtent(copy_loops[0]));
         if (copy_outer_extent > 1) TF_RETURN_IF_ERROR(sch.Parallel(copy_loops[0]));
