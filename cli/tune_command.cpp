@@ -60,6 +60,8 @@ struct TuneOptionsCli {
   std::vector<std::string> overrides;
   int warm_start = 1000;
   double epsilon = tuner::SearchOptions().epsilon;
+  int population = tuner::SearchOptions().population;
+  int generations = tuner::SearchOptions().generations;
 };
 
 std::string Clock(double s) {
@@ -120,6 +122,8 @@ int Tune(const TuneOptionsCli& o) {
   options.measure.num_threads = o.threads;
   options.warm_start_records = o.warm_start;
   options.search.epsilon = o.epsilon;
+  options.search.population = o.population;
+  options.search.generations = o.generations;
   tuner::TuningLoop loop(options, db->get(), &measurer, model.get());
 
   fmt::print(stderr, "tuning {} workload(s) for {}\n  log {}  budget {} trials  search {}\n", tasks.size(),
@@ -205,6 +209,11 @@ void AddTuneCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--epsilon", o->epsilon,
                   "Share of each batch picked at random among the candidates the cost model ranked lower (epsilon-greedy)")
       ->capture_default_str()->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--population", o->population,
+                  "Programs the evolutionary search keeps per generation (random samples plus the log's best)")
+      ->capture_default_str()->check(CLI::Range(1, 100000));
+  cmd->add_option("--generations", o->generations, "Generations of mutation per search round (0: sampling only)")
+      ->capture_default_str()->check(CLI::Range(0, 100));
   cmd->callback([o, exit_code] { *exit_code = Tune(*o); });
 }
 

@@ -10,6 +10,9 @@
 // (the 1,000-trial log of the issue) if given, else in all the logs read, so
 // every log is judged against the same kernel. --budget cuts each log to its
 // first N trials, so a 1,000-trial log can also be read as a 200-trial run.
+// Logs given under the same label are runs of one search with different
+// seeds: the table then shows each run's trial counts and their median per
+// label (an unreached level counts as more than the budget).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -135,6 +138,20 @@ std::string TrialRatio(const std::optional<int>& slow, const std::optional<int>&
   return buf;
 }
 
+// Median of trial counts, unreached (nullopt) sorting after every number.
+std::optional<int> MedianTrials(std::vector<std::optional<int>> v) {
+  std::sort(v.begin(), v.end(), [](const std::optional<int>& a, const std::optional<int>& b) {
+    return a && (!b || *a < *b);
+  });
+  return v[v.size() / 2];
+}
+
+std::string Runs(const std::vector<std::optional<int>>& v) {
+  std::string out;
+  for (const auto& n : v) out += (out.empty() ? "" : " / ") + (n ? std::to_string(*n) : std::string("—"));
+  return out;
+}
+
 }  // namespace
 }  // namespace tunefarm::bench
 
@@ -196,14 +213,31 @@ int main(int argc, char** argv) {
   const std::string target = DefaultRecordTargetString();
   tunefarm_set_num_threads(retime_threads);
 
-  std::printf("| workload | reference GFLOP/s |");
-  for (const auto& log : logs) std::printf(" %s trials | %s best GFLOP/s | %s to 90%% | %s to 95%% |", log.label.c_str(),
-                                           log.label.c_str(), log.label.c_str(), log.label.c_str());
-  if (logs.size() == 2) std::printf(" %s/%s trials to 90%% | to 95%% |", logs[1].label.c_str(), logs[0].label.c_str());
-  std::printf("\n|---|---|");
-  for (size_t i = 0; i < logs.size(); ++i) std::printf("---|---|---|---|");
-  if (logs.size() == 2) std::printf("---|---|");
-  std::printf("\n");
+  // Labels in order of first appearance; a repeated label groups seeds.
+  std::vector<std::string> labels;
+  for (const auto& log : logs) {
+    if (std::find(labels.begin(), labels.end(), log.label) == labels.end()) labels.push_back(log.label);
+  }
+  const bool grouped = labels.size() < logs.size();
+  if (grouped) {
+    std::printf("| workload | reference GFLOP/s |");
+    for (const auto& l : labels) std::printf(" %s best GFLOP/s | %s to 90%% | %s to 95%% |", l.c_str(), l.c_str(), l.c_str());
+    if (labels.size() == 2) std::printf(" %s/%s median to 90%% | to 95%% |", labels[1].c_str(), labels[0].c_str());
+    std::printf("\n|---|---|");
+    for (size_t i = 0; i < labels.size(); ++i) std::printf("---|---|---|");
+    if (labels.size() == 2) std::printf("---|---|");
+    std::printf("\n");
+  } else {
+    std::printf("| workload | reference GFLOP/s |");
+    for (const auto& log : logs) std::printf(" %s trials | %s best GFLOP/s | %s to 90%% | %s to 95%% |", log.label.c_str(),
+                                             log.label.c_str(), log.label.c_str(), log.label.c_str());
+    if (logs.size() == 2) std::printf(" %s/%s trials to 90%% | to 95%% |", logs[1].label.c_str(), logs[0].label.c_str());
+    std::printf("\n|---|---|");
+    for (size_t i = 0; i < logs.size(); ++i) std::printf("---|---|---|---|");
+    if (logs.size() == 2) std::printf("---|---|");
+    std::printf("\n");
+
+  }
 
   for (const std::string& name : only.empty() ? kSuite : only) {
     auto w = ParseWorkloadFile(workload_dir + "/" + name + ".tf");
@@ -249,19 +283,51 @@ int main(int argc, char** argv) {
     }
     std::printf("| %s | %.1f |", name.c_str(), flops / reference / 1e9);
     std::vector<std::optional<int>> at90, at95;
+    std::vector<int> best_gflops;  // 0: no correct record
     int max_trials = 0;
     for (const auto& trials : per_log) {
       auto best = BestWithin(trials, 0);
       if (retime && !trials.empty() && trials.back().ok) best = trials.back();  // what it hands out at the end
       at90.push_back(retime ? DeliveredToReach(trials, reference, 0.90) : TrialsToReach(trials, reference, 0.90));
       at95.push_back(retime ? DeliveredToReach(trials, reference, 0.95) : TrialsToReach(trials, reference, 0.95));
+      best_gflops.push_back(best ? int(flops / best->seconds / 1e9 + 0.5) : 0);
       max_trials = std::max(max_trials, int(trials.size()));
-      std::printf(" %zu | %s | %s | %s |", trials.size(), best ? std::to_string(int(flops / best->seconds / 1e9 + 0.5)).c_str() : "—",
-                  Cell(at90.back()).c_str(), Cell(at95.back()).c_str());
+      if (!grouped) {
+        std::printf(" %zu | %s | %s | %s |", trials.size(), best ? std::to_string(best_gflops.back()).c_str() : "—",
+                    Cell(at90.back()).c_str(), Cell(at95.back()).c_str());
+      }
     }
-    if (logs.size() == 2) {
+    if (!grouped && logs.size() == 2) {
       std::printf(" %s | %s |", TrialRatio(at90[1], at90[0], max_trials).c_str(),
                   TrialRatio(at95[1], at95[0], max_trials).c_str());
+    }
+    if (grouped) {
+      std::vector<std::optional<int>> median90, median95;
+      for (const std::string& label : labels) {
+        std::vector<std::optional<int>> g90, g95;
+        std::string bests;
+        for (size_t i = 0; i < logs.size(); ++i) {
+          if (logs[i].label != label || per_log[i].empty()) continue;  // a log without this workload
+          g90.push_back(at90[i]);
+          g95.push_back(at95[i]);
+          bests += (bests.empty() ? "" : " / ") + (best_gflops[i] ? std::to_string(best_gflops[i]) : std::string("—"));
+        }
+        if (g90.empty()) {
+          median90.push_back(std::nullopt);
+          median95.push_back(std::nullopt);
+          std::printf(" — | — | — |");
+          continue;
+        }
+        median90.push_back(MedianTrials(g90));
+        median95.push_back(MedianTrials(g95));
+        std::printf(" %s | %s (median %s) | %s (median %s) |", bests.c_str(), Runs(g90).c_str(), Cell(median90.back()).c_str(),
+                    Runs(g95).c_str(), Cell(median95.back()).c_str());
+      }
+      if (labels.size() == 2) {
+        // A group without this workload has a nullopt median: TrialRatio prints "—" for it as the faster one.
+        std::printf(" %s | %s |", TrialRatio(median90[1], median90[0], max_trials).c_str(),
+                    TrialRatio(median95[1], median95[0], max_trials).c_str());
+      }
     }
     std::printf("\n");
   }

@@ -145,13 +145,15 @@ TEST_F(JobManagerTest, CancelStopsAJobAndDrainLeavesItToResume) {
   FakeWorker worker(&fleet, slow, /*delay_ms=*/150);
   {
     JobManager jobs(db_.get(), &fleet, {});
-    ASSERT_TRUE(jobs.Submit(SmallJob("slow", 200), "to-cancel").ok());
-    ASSERT_TRUE(jobs.Submit(SmallJob("slow", 200), "to-resume").ok());
+    // 64 trials: eight search rounds of about a second each (the default
+    // pool is 512 programs x 4 generations), so both are running at 800 ms.
+    ASSERT_TRUE(jobs.Submit(SmallJob("slow", 64), "to-cancel").ok());
+    ASSERT_TRUE(jobs.Submit(SmallJob("slow", 64), "to-resume").ok());
     std::this_thread::sleep_for(std::chrono::milliseconds(800));
     auto cancelled = jobs.Cancel("to-cancel");
     ASSERT_TRUE(cancelled.ok());
     EXPECT_EQ(cancelled->state.status, database::JobStatus::kCancelled);
-    EXPECT_LT(cancelled->state.trials_done, 200);
+    EXPECT_LT(cancelled->state.trials_done, 64);
     jobs.Drain(5);
   }
   auto stored = db_->GetJob("to-resume");
@@ -166,7 +168,7 @@ TEST_F(JobManagerTest, CancelStopsAJobAndDrainLeavesItToResume) {
   EXPECT_EQ(*resumed, 1);
   JobView done = WaitEnded(again, "to-resume");
   EXPECT_EQ(done.state.status, database::JobStatus::kDone) << done.state.error;
-  EXPECT_EQ(done.state.trials_done, 200);
+  EXPECT_EQ(done.state.trials_done, 64);
 }
 
 TEST_F(JobManagerTest, InvalidSpecsNameTheField) {
