@@ -126,8 +126,10 @@ int Tune(const TuneOptionsCli& o) {
   options.search.generations = o.generations;
   tuner::TuningLoop loop(options, db->get(), &measurer, model.get());
 
-  fmt::print(stderr, "tuning {} workload(s) for {}\n  log {}  budget {} trials  search {}\n", tasks.size(),
-             target->ToString(), o.db, o.trials, o.random_search ? "random" : "evolutionary + XGBoost cost model");
+  fmt::print(stderr, "tuning {} workload(s) for {}\n  log {}  budget {} trials  search {} (pool {} x {} generations, epsilon {}, seed {})\n",
+             tasks.size(), target->ToString(), o.db, o.trials,
+             o.random_search ? "random" : "evolutionary + XGBoost cost model", o.population, o.generations, o.epsilon,
+             o.seed);
   g_stop = false;
   auto previous = std::signal(SIGINT, OnInterrupt);
   bool tty = isatty(2);
@@ -210,9 +212,13 @@ void AddTuneCommand(CLI::App& app, int* exit_code) {
                   "Share of each batch picked at random among the candidates the cost model ranked lower (epsilon-greedy)")
       ->capture_default_str()->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--population", o->population,
-                  "Programs the evolutionary search keeps per generation (random samples plus the log's best)")
-      ->capture_default_str()->check(CLI::Range(1, 100000));
-  cmd->add_option("--generations", o->generations, "Generations of mutation per search round (0: sampling only)")
+                  "Programs per generation of the evolutionary search (the first: up to 16 of the log's best plus "
+                  "random samples; later ones: the best-scored quarter plus mutations of it)")
+      // Below 32 the first generation could hold only the log's 16 best, all
+      // measured already, and the search would end the run early.
+      ->capture_default_str()->check(CLI::Range(32, 100000));
+  cmd->add_option("--generations", o->generations,
+                  "Generations of mutation per search round (0: random samples ranked by the cost model)")
       ->capture_default_str()->check(CLI::Range(0, 100));
   cmd->callback([o, exit_code] { *exit_code = Tune(*o); });
 }

@@ -1,31 +1,40 @@
 // Cost-model ranking quality on tuning logs: how well the XGBoost cost model
 // orders the kernels a search actually measured, in two readings.
 //
-//   tunefarm_log_ranking --log DB [--log DB ...] [--only W,...] [--folds K] [--window N]
-//                        [--predictions FILE] [--max-programs N]
+//   tunefarm_log_ranking --log DB [--log DB ...] [--online-log DB ...] [--only W,...]
+//                        [--folds K] [--window N] [--max-programs N] [--predictions FILE]
 //
 // Held out (TenSet's metrics): every distinct program of a workload, from all
-// the logs given, goes into one of K folds (default 5); a model trained on the
-// other folds of every workload scores it. Pairwise accuracy, top-1 and top-5
-// per workload, means over the folds. The same program measured by several
-// logs is one record with the mean of its times. --max-programs keeps a
-// random N of each workload's programs (a learning curve on the same data).
+// the logs given (--log and --online-log), goes into one of K folds (default
+// 5); a model trained on the other folds of every workload scores it.
+// Pairwise accuracy, top-1 and top-5 per workload, means over the folds, and
+// pairwise accuracy by how far apart the pair's true speeds are. The same
+// program measured by several logs is one record with the mean of its times.
+// --max-programs keeps a random N of each workload's programs (a learning
+// curve on the same data).
 //
-// Online (what the search sees): for each log on its own, a model trained on
-// its first n trials scores its next N (default 50) trials, for n = N, 2N, ...
-// The next trials are what the search picked after those n, so they are
-// near-best candidates the model itself ranked high: a harder set to order
-// than random programs.
+// Online (what the search sees), on the --online-log logs only (give the
+// model-guided ones: a random-search log's next trials are random picks):
+// for each log on its own, a model trained on its first n correct trials
+// scores its next N (default 50), for n = N, 2N, ... A run whose trials
+// repeat an earlier run's (a log copied into another) is read once.
 //
-// bench/costmodel's benchmark measures the same metrics on random schedules
-// of small workloads; this one reads what `tunefarm tune` measured on the
-// suite (docs/costmodel.md, "On tuning logs").
+// Only correct trials count (the tuner also trains on failures, as the
+// slowest); the default schedule's baseline and traces that no longer replay
+// are skipped, the latter counted. The programs are lowered the way the
+// tuner's candidates are (evolutionary_search.cpp, Finish): the prepacked
+// entry when constant inputs are packed ahead.
+// bench/costmodel measures the same metrics on random schedules of small
+// workloads (docs/costmodel.md, "On tuning logs").
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -48,17 +57,52 @@ using costmodel::XGBoostCostModel;
 
 const std::vector<std::string> kSuite = {"gmm_1024", "gmm_512", "c2d_resnet_3x3", "dep_3x3_c256_28", "t2d", "dense_bias_relu"};
 
+// Upper bounds of the speed-ratio bins of the pair breakdown.
+const std::vector<double> kRatioBins = {1.2, 1.5, 2.0, 4.0, INFINITY};
+
 // One measured program: its features and its time.
 struct Program {
   std::string workload;
   costmodel::FeatureVector features;
   double seconds = 0;
+  uint64_t hash = 0;  // of the lowered program's text
 };
 
 // A log's correct trials of one workload as programs, in trial order.
 struct LoggedRun {
   std::string workload;
+  bool online = false;  // from --online-log
   std::vector<Program> trials;
+};
+
+struct Metrics {
+  double pairwise = 0, top1 = 0, top5 = 0;
+  int evaluations = 0;
+  std::vector<double> bin_right = std::vector<double>(kRatioBins.size(), 0);  // pairs ordered right (ties: half)
+  std::vector<double> bin_pairs = std::vector<double>(kRatioBins.size(), 0);
+
+  void Print(const char* label) const {
+    if (evaluations == 0) return;
+    std::printf("  %-18s pairwise %.3f  top-1 %.3f  top-5 %.3f  (%d evaluations)\n", label, pairwise / evaluations,
+                top1 / evaluations, top5 / evaluations, evaluations);
+  }
+  void PrintBins(const char* label) const {
+    double all = 0;
+    for (double n : bin_pairs) all += n;
+    if (all == 0) return;
+    std::printf("  %-18s", label);
+    double lower = 1.0;
+    for (size_t b = 0; b < kRatioBins.size(); ++b) {
+      char range[32];
+      if (std::isinf(kRatioBins[b])) std::snprintf(range, sizeof range, ">=%.1fx", lower);
+      else std::snprintf(range, sizeof range, "%.1f-%.1fx", lower, kRatioBins[b]);
+      if (bin_pairs[b] > 0) {
+        std::printf("  %s: %.0f%% of pairs, %.3f", range, 100 * bin_pairs[b] / all, bin_right[b] / bin_pairs[b]);
+      }
+      lower = kRatioBins[b];
+    }
+    std::printf("\n");
+  }
 };
 
 std::vector<std::string> SplitList(const std::string& s) {
@@ -70,8 +114,8 @@ std::vector<std::string> SplitList(const std::string& s) {
   return out;
 }
 
-// What the tuner's cost model reads for a trace: the lowered program one
-// measured call runs (the prepacked entry when constant inputs are packed).
+// The tuner's view of a trace: features of the lowered program one measured
+// call runs; `hash` names the program.
 Result<costmodel::FeatureVector> FeaturesOf(const Workload& w, const std::string& trace, uint64_t* hash) {
   TF_ASSIGN_OR_RETURN(ir::PrimFunc f, ReplayTrace(w, trace));
   std::optional<PrepackSplit> split = SplitPrepack(f);
@@ -79,30 +123,6 @@ Result<costmodel::FeatureVector> FeaturesOf(const Workload& w, const std::string
   *hash = std::hash<std::string>()(ir::ToString(lowered));
   return costmodel::ExtractFeatures(lowered);
 }
-
-FeatureMatrix Rows(const std::vector<const Program*>& programs) {
-  FeatureMatrix x(static_cast<Eigen::Index>(programs.size()), costmodel::kNumFeatures);
-  for (size_t i = 0; i < programs.size(); ++i) {
-    std::copy(programs[i]->features.begin(), programs[i]->features.end(), x.row(static_cast<Eigen::Index>(i)).data());
-  }
-  return x;
-}
-
-struct Scores {
-  double pairwise = 0, top1 = 0, top5 = 0;
-  int n = 0;
-  void Add(double p, double t1, double t5) {
-    pairwise += p;
-    top1 += t1;
-    top5 += t5;
-    ++n;
-  }
-  void Print(const char* label) const {
-    if (n == 0) return;
-    std::printf("  %-18s pairwise %.3f  top-1 %.3f  top-5 %.3f  (%d evaluations)\n", label, pairwise / n, top1 / n,
-                top5 / n, n);
-  }
-};
 
 // A fresh model trained on `train` (query groups: workloads).
 Result<std::unique_ptr<XGBoostCostModel>> Train(const std::vector<const Program*>& train) {
@@ -119,20 +139,167 @@ Result<std::unique_ptr<XGBoostCostModel>> Train(const std::vector<const Program*
   return model;
 }
 
-std::FILE* g_predictions = nullptr;  // --predictions: "workload seconds score" of held-out programs
-
-// Scores `test` with `model`; adds the metrics to `out`.
-Status Score(XGBoostCostModel& model, const std::vector<const Program*>& test, Scores& out,
-             std::FILE* predictions = nullptr) {
+// Scores `test` with `model` and adds the metrics to `out`; writes
+// "workload seconds score" lines to `predictions` when given.
+Status Score(XGBoostCostModel& model, const std::vector<const Program*>& test, Metrics& out,
+             std::FILE* predictions) {
   if (test.size() < 2) return Status::OK();
-  TF_ASSIGN_OR_RETURN(std::vector<double> scores, model.PredictFeatures(Rows(test)));
+  FeatureMatrix x(static_cast<Eigen::Index>(test.size()), costmodel::kNumFeatures);
+  for (size_t i = 0; i < test.size(); ++i) {
+    std::copy(test[i]->features.begin(), test[i]->features.end(), x.row(static_cast<Eigen::Index>(i)).data());
+  }
+  TF_ASSIGN_OR_RETURN(std::vector<double> scores, model.PredictFeatures(x));
   std::vector<double> truth;
   for (const Program* p : test) truth.push_back(1.0 / p->seconds);
   for (size_t i = 0; predictions && i < test.size(); ++i) {
     std::fprintf(predictions, "%s %.9g %.9g\n", test[i]->workload.c_str(), test[i]->seconds, scores[i]);
   }
-  out.Add(costmodel::PairwiseAccuracy(scores, truth), costmodel::TopKScore(scores, truth, 1),
-          costmodel::TopKScore(scores, truth, 5));
+  out.pairwise += costmodel::PairwiseAccuracy(scores, truth);
+  out.top1 += costmodel::TopKScore(scores, truth, 1);
+  out.top5 += costmodel::TopKScore(scores, truth, 5);
+  ++out.evaluations;
+  for (size_t i = 0; i < test.size(); ++i) {
+    for (size_t j = i + 1; j < test.size(); ++j) {
+      if (truth[i] == truth[j]) continue;
+      const double ratio = std::max(truth[i], truth[j]) / std::min(truth[i], truth[j]);
+      const size_t bin = size_t(std::upper_bound(kRatioBins.begin(), kRatioBins.end(), ratio) - kRatioBins.begin());
+      const size_t b = std::min(bin, kRatioBins.size() - 1);
+      out.bin_pairs[b] += 1;
+      if (scores[i] == scores[j]) out.bin_right[b] += 0.5;
+      else if ((scores[i] > scores[j]) == (truth[i] > truth[j])) out.bin_right[b] += 1;
+    }
+  }
+  return Status::OK();
+}
+
+struct Options {
+  std::vector<std::string> logs;         // --log
+  std::vector<std::string> online_logs;  // --online-log
+  std::vector<std::string> only;
+  std::string workload_dir = std::string(TUNEFARM_SOURCE_DIR) + "/configs/workloads";
+  int folds = 5;
+  int window = 50;
+  size_t max_programs = 0;  // 0: all
+  std::FILE* predictions = nullptr;
+};
+
+// Every log's correct trials per workload, as runs; duplicate runs dropped.
+Result<std::vector<LoggedRun>> ReadRuns(const Options& o) {
+  database::OpenOptions read_only;
+  read_only.read_only = true;
+  const std::string target = DefaultRecordTargetString();
+  std::vector<std::pair<std::string, bool>> paths;
+  for (const std::string& p : o.logs) paths.emplace_back(p, false);
+  for (const std::string& p : o.online_logs) paths.emplace_back(p, true);
+  std::vector<LoggedRun> runs;
+  std::set<std::vector<std::string>> seen_runs;  // trace sequences read already
+  int unreadable = 0;
+  for (const std::string& name : o.only.empty() ? kSuite : o.only) {
+    TF_ASSIGN_OR_RETURN(Workload w, ParseWorkloadFile(o.workload_dir + "/" + name + ".tf"));
+    const std::string hash = StructuralHashHex(w);
+    for (const auto& [path, online] : paths) {
+      TF_ASSIGN_OR_RETURN(auto db, database::Database::Open(path, read_only));
+      TF_ASSIGN_OR_RETURN(std::vector<LoggedTrial> trials, LoadTrials(*db, hash, target));
+      std::vector<std::string> traces;
+      for (const LoggedTrial& t : trials) traces.push_back(t.trace);
+      if (trials.empty() || !seen_runs.insert(traces).second) continue;
+      LoggedRun run{name, online, {}};
+      for (const LoggedTrial& t : trials) {
+        if (!t.ok || IsDefaultSchedule(t.trace)) continue;  // failures and the baseline
+        uint64_t program_hash = 0;
+        auto features = FeaturesOf(w, t.trace, &program_hash);
+        if (!features.ok()) {
+          ++unreadable;
+          continue;
+        }
+        run.trials.push_back({name, std::move(*features), t.seconds, program_hash});
+      }
+      runs.push_back(std::move(run));
+    }
+  }
+  if (unreadable > 0) std::printf("(%d trials skipped: their traces do not replay on today's workloads)\n", unreadable);
+  return runs;
+}
+
+// Distinct programs per workload (same lowered program: mean of its times).
+std::map<std::string, std::vector<Program>> DistinctPrograms(const Options& o, const std::vector<LoggedRun>& runs) {
+  std::map<std::string, std::map<uint64_t, std::pair<Program, int>>> by_hash;
+  for (const LoggedRun& run : runs) {
+    for (const Program& p : run.trials) {
+      auto& [sum, count] = by_hash[p.workload][p.hash];
+      if (count == 0) {
+        sum = p;
+      } else {
+        sum.seconds += p.seconds;
+      }
+      ++count;
+    }
+  }
+  std::map<std::string, std::vector<Program>> programs;
+  std::mt19937_64 subset_rng(2);
+  for (auto& [name, entries] : by_hash) {
+    std::vector<Program>& list = programs[name];
+    for (auto& [h, entry] : entries) {
+      entry.first.seconds /= entry.second;
+      list.push_back(std::move(entry.first));
+    }
+    if (o.max_programs > 0 && list.size() > o.max_programs) {
+      std::shuffle(list.begin(), list.end(), subset_rng);
+      list.resize(o.max_programs);
+    }
+  }
+  return programs;
+}
+
+Status HeldOut(const Options& o, const std::map<std::string, std::vector<Program>>& programs) {
+  std::printf("---- held out (%d folds; trained on the other folds of every workload)\n", o.folds);
+  std::mt19937_64 rng(1);
+  std::map<std::string, std::vector<int>> fold_of;
+  for (const auto& [name, list] : programs) {
+    std::vector<int>& f = fold_of[name];
+    for (size_t i = 0; i < list.size(); ++i) f.push_back(int(i % size_t(o.folds)));
+    std::shuffle(f.begin(), f.end(), rng);
+  }
+  std::map<std::string, Metrics> held_out;
+  for (int k = 0; k < o.folds; ++k) {
+    std::vector<const Program*> train;
+    std::map<std::string, std::vector<const Program*>> test;
+    for (const auto& [name, list] : programs) {
+      for (size_t i = 0; i < list.size(); ++i) (fold_of[name][i] == k ? test[name] : train).push_back(&list[i]);
+    }
+    TF_ASSIGN_OR_RETURN(auto model, Train(train));
+    for (const auto& [name, t] : test) TF_RETURN_IF_ERROR(Score(*model, t, held_out[name], o.predictions));
+  }
+  Metrics mean;
+  for (const auto& [name, m] : held_out) {
+    m.Print(name.c_str());
+    if (m.evaluations == 0) continue;
+    mean.pairwise += m.pairwise / m.evaluations;
+    mean.top1 += m.top1 / m.evaluations;
+    mean.top5 += m.top5 / m.evaluations;
+    ++mean.evaluations;
+  }
+  mean.Print("mean of workloads");
+  std::printf("  pairwise accuracy by the speed ratio of the pair (share of the workload's pairs, accuracy):\n");
+  for (const auto& [name, m] : held_out) m.PrintBins(name.c_str());
+  return Status::OK();
+}
+
+Status Online(const Options& o, const std::vector<LoggedRun>& runs) {
+  std::printf("---- online (each --online-log alone: trained on its first n trials, scoring the next %d)\n", o.window);
+  std::map<std::string, Metrics> online;
+  for (const LoggedRun& run : runs) {
+    if (!run.online) continue;
+    const size_t window = size_t(o.window);
+    for (size_t n = window; n + window <= run.trials.size(); n += window) {
+      std::vector<const Program*> train, test;
+      for (size_t i = 0; i < n; ++i) train.push_back(&run.trials[i]);
+      for (size_t i = n; i < n + window; ++i) test.push_back(&run.trials[i]);
+      TF_ASSIGN_OR_RETURN(auto model, Train(train));
+      TF_RETURN_IF_ERROR(Score(*model, test, online[run.workload], nullptr));
+    }
+  }
+  for (const auto& [name, m] : online) m.Print(name.c_str());
   return Status::OK();
 }
 
@@ -147,156 +314,61 @@ int Fail(const Status& s) {
 int main(int argc, char** argv) {
   using namespace tunefarm;
   using namespace tunefarm::bench;
-  std::vector<std::string> log_paths;
-  std::vector<std::string> only;
-  std::string workload_dir = std::string(TUNEFARM_SOURCE_DIR) + "/configs/workloads";
-  int folds = 5;
-  int window = 50;
-  size_t max_programs = 0;  // 0: all
+  Options o;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (i + 1 >= argc) {
-      std::fprintf(stderr, "usage: %s --log DB [--log DB ...] [--only W,...] [--folds K] [--window N] [--predictions FILE] [--max-programs N]\n", argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s --log DB [--log DB ...] [--online-log DB ...] [--only W,...] [--folds K] [--window N] "
+                   "[--max-programs N] [--predictions FILE]\n",
+                   argv[0]);
       return 2;
     }
     std::string v = argv[++i];
     if (a == "--log") {
-      log_paths.push_back(v);
+      o.logs.push_back(v);
+    } else if (a == "--online-log") {
+      o.online_logs.push_back(v);
     } else if (a == "--only") {
-      only = SplitList(v);
+      o.only = SplitList(v);
     } else if (a == "--folds") {
-      folds = std::max(2, std::atoi(v.c_str()));
+      o.folds = std::max(2, std::atoi(v.c_str()));
     } else if (a == "--window") {
-      window = std::max(2, std::atoi(v.c_str()));
+      o.window = std::max(2, std::atoi(v.c_str()));
     } else if (a == "--max-programs") {
-      max_programs = size_t(std::max(0, std::atoi(v.c_str())));
+      o.max_programs = size_t(std::max(0, std::atoi(v.c_str())));
     } else if (a == "--predictions") {
-      g_predictions = std::fopen(v.c_str(), "w");
-      if (!g_predictions) {
+      o.predictions = std::fopen(v.c_str(), "w");
+      if (!o.predictions) {
         std::fprintf(stderr, "cannot write %s\n", v.c_str());
         return 1;
       }
     } else if (a == "--workloads") {
-      workload_dir = v;
+      o.workload_dir = v;
     } else {
       std::fprintf(stderr, "unknown argument %s\n", a.c_str());
       return 2;
     }
   }
-  if (log_paths.empty()) {
-    std::fprintf(stderr, "give at least one --log DB\n");
+  if (o.logs.empty() && o.online_logs.empty()) {
+    std::fprintf(stderr, "give at least one --log DB or --online-log DB\n");
     return 2;
   }
-  database::OpenOptions read_only;
-  read_only.read_only = true;
-  const std::string target = DefaultRecordTargetString();
-  std::vector<std::unique_ptr<database::Database>> dbs;
-  for (const std::string& path : log_paths) {
-    auto db = database::Database::Open(path, read_only);
-    if (!db.ok()) return Fail(db.status());
-    dbs.push_back(std::move(*db));
-  }
-
-  // ---- read every log: programs per workload, distinct programs pooled
-  std::vector<LoggedRun> runs;
-  std::map<std::string, std::map<uint64_t, std::pair<Program, int>>> distinct;  // workload -> hash -> (sum, count)
-  for (const std::string& name : only.empty() ? kSuite : only) {
-    auto w = ParseWorkloadFile(workload_dir + "/" + name + ".tf");
-    if (!w.ok()) return Fail(w.status());
-    const std::string hash = StructuralHashHex(*w);
-    for (size_t l = 0; l < dbs.size(); ++l) {
-      const std::string& path = log_paths[l];
-      auto trials = LoadTrials(*dbs[l], hash, target);
-      if (!trials.ok()) return Fail(trials.status());
-      if (trials->empty()) continue;
-      LoggedRun run;
-      run.workload = name;
-      for (const LoggedTrial& t : *trials) {
-        if (!t.ok || t.trace.empty()) continue;  // failures and the default schedule's baseline
-        uint64_t program_hash = 0;
-        auto features = FeaturesOf(*w, t.trace, &program_hash);
-        if (!features.ok()) return Fail(Status(features.status().code(), path + ": " + features.status().message()));
-        run.trials.push_back({name, std::move(*features), t.seconds});
-        auto& [sum, count] = distinct[name][program_hash];
-        if (count == 0) sum = run.trials.back();
-        else sum.seconds += t.seconds;
-        ++count;
-      }
-      runs.push_back(std::move(run));
-    }
-  }
-  std::map<std::string, std::vector<Program>> programs;
-  std::mt19937_64 subset_rng(2);
-  for (auto& [name, by_hash] : distinct) {
-    std::vector<Program>& list = programs[name];
-    for (auto& [h, entry] : by_hash) {
-      entry.first.seconds /= entry.second;
-      list.push_back(std::move(entry.first));
-    }
-    if (max_programs > 0 && list.size() > max_programs) {
-      std::shuffle(list.begin(), list.end(), subset_rng);
-      list.resize(max_programs);
-    }
-  }
+  auto runs = ReadRuns(o);
+  if (!runs.ok()) return Fail(runs.status());
+  std::map<std::string, std::vector<Program>> programs = DistinctPrograms(o, *runs);
   std::printf("---- records\n");
   for (const auto& [name, list] : programs) {
-    int logged = 0, logs = 0;
-    for (const LoggedRun& r : runs) {
-      if (r.workload == name) logged += int(r.trials.size()), ++logs;
+    int trials = 0, logs = 0;
+    for (const LoggedRun& r : *runs) {
+      if (r.workload != name) continue;
+      trials += int(r.trials.size());
+      ++logs;
     }
-    std::printf("  %-18s %d logs, %d correct trials, %zu distinct programs\n", name.c_str(), logs, logged, list.size());
+    std::printf("  %-18s %d runs, %d correct trials, %zu distinct programs\n", name.c_str(), logs, trials, list.size());
   }
-
-  // ---- held out: K folds over each workload's distinct programs
-  std::printf("---- held out (%d folds; trained on the other folds of every workload)\n", folds);
-  std::map<std::string, Scores> held_out;
-  std::mt19937_64 rng(1);
-  std::map<std::string, std::vector<int>> fold_of;
-  for (const auto& [name, list] : programs) {
-    std::vector<int>& f = fold_of[name];
-    for (size_t i = 0; i < list.size(); ++i) f.push_back(int(i % size_t(folds)));
-    std::shuffle(f.begin(), f.end(), rng);
-  }
-  for (int k = 0; k < folds; ++k) {
-    std::vector<const Program*> train;
-    std::map<std::string, std::vector<const Program*>> test;
-    for (const auto& [name, list] : programs) {
-      for (size_t i = 0; i < list.size(); ++i) (fold_of[name][i] == k ? test[name] : train).push_back(&list[i]);
-    }
-    auto model = Train(train);
-    if (!model.ok()) return Fail(model.status());
-    for (const auto& [name, t] : test) {
-      Status st = Score(**model, t, held_out[name], g_predictions);
-      if (!st.ok()) return Fail(st);
-    }
-  }
-  Scores mean;
-  for (const auto& [name, s] : held_out) {
-    s.Print(name.c_str());
-    if (s.n > 0) mean.Add(s.pairwise / s.n, s.top1 / s.n, s.top5 / s.n);
-  }
-  mean.Print("mean of workloads");
-
-  // ---- online: each log's first n trials predict its next `window`
-  std::printf("---- online (each log alone: trained on its first n trials, scoring the next %d)\n", window);
-  std::map<std::string, Scores> online;
-  for (const LoggedRun& run : runs) {
-    for (size_t n = size_t(window); n + size_t(window) <= run.trials.size(); n += size_t(window)) {
-      std::vector<const Program*> train, test;
-      for (size_t i = 0; i < n; ++i) train.push_back(&run.trials[i]);
-      for (size_t i = n; i < n + size_t(window); ++i) test.push_back(&run.trials[i]);
-      auto model = Train(train);
-      if (!model.ok()) return Fail(model.status());
-      Status st = Score(**model, test, online[run.workload]);
-      if (!st.ok()) return Fail(st);
-    }
-  }
-  Scores online_mean;
-  for (const auto& [name, s] : online) {
-    s.Print(name.c_str());
-    if (s.n > 0) online_mean.Add(s.pairwise / s.n, s.top1 / s.n, s.top5 / s.n);
-  }
-  online_mean.Print("mean of workloads");
-  if (g_predictions) std::fclose(g_predictions);
-  return 0;
+  Status st = HeldOut(o, programs);
+  if (st.ok()) st = Online(o, *runs);
+  if (o.predictions) std::fclose(o.predictions);
+  return st.ok() ? 0 : Fail(st);
 }

@@ -7,17 +7,19 @@
 // Records are read in commit order, the order the search measured them; trial
 // n is the n-th record of the workload (failed ones count: they cost a
 // measurement). The reference is the fastest correct record in --reference-db
-// (the 1,000-trial log of the issue) if given, else in all the logs read, so
+// (e.g. a 1,000-trial log) if given, else in all the logs read, so
 // every log is judged against the same kernel. --budget cuts each log to its
 // first N trials, so a 1,000-trial log can also be read as a 200-trial run.
 // Logs given under the same label are runs of one search with different
-// seeds: the table then shows each run's trial counts and their median per
-// label (an unreached level counts as more than the budget).
+// seeds: the table then shows each run's trial counts ("—": not reached) and
+// their median per label (an unreached level counts as more than the budget;
+// with an even number of runs, the upper of the two middle ones).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -172,7 +174,8 @@ int main(int argc, char** argv) {
       continue;
     }
     if (i + 1 >= argc) {
-      std::fprintf(stderr, "usage: %s --log LABEL=DB [--log ...] [--budget N] [--reference-db DB] [--only W,...]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s --log LABEL=DB [--log ...] [--budget N] [--reference-db DB] [--only W,...] [--retime]\n"
+                   "  (logs under one LABEL are seeds of one configuration: per-run counts and their median)\n", argv[0]);
       return 2;
     }
     std::string v = argv[++i];
@@ -236,7 +239,6 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < logs.size(); ++i) std::printf("---|---|---|---|");
     if (logs.size() == 2) std::printf("---|---|");
     std::printf("\n");
-
   }
 
   for (const std::string& name : only.empty() ? kSuite : only) {
@@ -283,17 +285,17 @@ int main(int argc, char** argv) {
     }
     std::printf("| %s | %.1f |", name.c_str(), flops / reference / 1e9);
     std::vector<std::optional<int>> at90, at95;
-    std::vector<int> best_gflops;  // 0: no correct record
+    std::vector<std::optional<int>> best_gflops;  // nullopt: no correct record
     int max_trials = 0;
     for (const auto& trials : per_log) {
       auto best = BestWithin(trials, 0);
       if (retime && !trials.empty() && trials.back().ok) best = trials.back();  // what it hands out at the end
       at90.push_back(retime ? DeliveredToReach(trials, reference, 0.90) : TrialsToReach(trials, reference, 0.90));
       at95.push_back(retime ? DeliveredToReach(trials, reference, 0.95) : TrialsToReach(trials, reference, 0.95));
-      best_gflops.push_back(best ? int(flops / best->seconds / 1e9 + 0.5) : 0);
+      best_gflops.push_back(best ? std::optional<int>(int(flops / best->seconds / 1e9 + 0.5)) : std::nullopt);
       max_trials = std::max(max_trials, int(trials.size()));
       if (!grouped) {
-        std::printf(" %zu | %s | %s | %s |", trials.size(), best ? std::to_string(best_gflops.back()).c_str() : "—",
+        std::printf(" %zu | %s | %s | %s |", trials.size(), best ? std::to_string(*best_gflops.back()).c_str() : "—",
                     Cell(at90.back()).c_str(), Cell(at95.back()).c_str());
       }
     }
@@ -303,6 +305,7 @@ int main(int argc, char** argv) {
     }
     if (grouped) {
       std::vector<std::optional<int>> median90, median95;
+      std::vector<bool> has_runs;
       for (const std::string& label : labels) {
         std::vector<std::optional<int>> g90, g95;
         std::string bests;
@@ -310,8 +313,11 @@ int main(int argc, char** argv) {
           if (logs[i].label != label || per_log[i].empty()) continue;  // a log without this workload
           g90.push_back(at90[i]);
           g95.push_back(at95[i]);
-          bests += (bests.empty() ? "" : " / ") + (best_gflops[i] ? std::to_string(best_gflops[i]) : std::string("—"));
+          bests += (bests.empty() ? "" : " / ") + (best_gflops[i] ? std::to_string(*best_gflops[i]) : std::string("—"));
+          // A run shorter than the longest: its "—" may only mean it stopped early.
+          if (int(per_log[i].size()) < max_trials) bests += " [" + std::to_string(per_log[i].size()) + " trials]";
         }
+        has_runs.push_back(!g90.empty());
         if (g90.empty()) {
           median90.push_back(std::nullopt);
           median95.push_back(std::nullopt);
@@ -323,10 +329,11 @@ int main(int argc, char** argv) {
         std::printf(" %s | %s (median %s) | %s (median %s) |", bests.c_str(), Runs(g90).c_str(), Cell(median90.back()).c_str(),
                     Runs(g95).c_str(), Cell(median95.back()).c_str());
       }
-      if (labels.size() == 2) {
-        // A group without this workload has a nullopt median: TrialRatio prints "—" for it as the faster one.
+      if (labels.size() == 2 && has_runs[0] && has_runs[1]) {
         std::printf(" %s | %s |", TrialRatio(median90[1], median90[0], max_trials).c_str(),
                     TrialRatio(median95[1], median95[0], max_trials).c_str());
+      } else if (labels.size() == 2) {
+        std::printf(" — | — |");  // a label without runs of this workload
       }
     }
     std::printf("\n");
@@ -335,6 +342,7 @@ int main(int argc, char** argv) {
     std::printf("\nRe-timed: every kernel a log handed out (its best so far) was re-timed in this process at %d "
                 "thread(s); GFLOP/s and trial counts use those times, not the ones logged while tuning.\n", retime_threads);
   }
+  if (grouped) std::printf("\nCells list the runs of a label in the order given; —: not reached within the run.\n");
   std::printf("\nReference: %s. Trial n = the n-th record of the workload in commit order (the default "
               "schedule's baseline and failed candidates included).\n",
               reference_path.empty() ? "the fastest correct record in any of the logs above" : reference_path.c_str());

@@ -51,6 +51,11 @@ Result<ir::PrimFunc> ReplayTrace(const Workload& w, const std::string& trace_tex
   return sch.func();
 }
 
+bool IsDefaultSchedule(const std::string& trace_text) {
+  auto trace = Trace::Parse(trace_text);
+  return trace.ok() && trace->size() == 0;
+}
+
 std::optional<int> TrialsToReach(const std::vector<LoggedTrial>& trials, double reference_seconds, double fraction) {
   double best = 0;
   for (const LoggedTrial& t : trials) {

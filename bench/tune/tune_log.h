@@ -21,7 +21,7 @@ struct LoggedTrial {
   int index = 0;      // 1-based trial number of this workload
   bool ok = false;    // measured and correct
   double seconds = 0; // mean of the repeats (ok only)
-  std::string trace;  // empty text: the default schedule
+  std::string trace;  // a trace without instructions: the default schedule
 };
 
 // The target string `tunefarm tune` records under by default (--target llvm).
@@ -39,6 +39,10 @@ std::optional<LoggedTrial> BestWithin(const std::vector<LoggedTrial>& trials, in
 // The default PrimFunc of `w` with `trace_text` applied (kCorruption if it does
 // not replay, e.g. a record from another tunefarm version).
 Result<ir::PrimFunc> ReplayTrace(const Workload& w, const std::string& trace_text);
+
+// True when `trace_text` parses to a trace without instructions: the record of
+// the default schedule (the baseline every tuning run measures first).
+bool IsDefaultSchedule(const std::string& trace_text);
 
 // First trial number whose best-so-far is within `fraction` of `reference_seconds`
 // (throughput >= fraction x reference throughput); nullopt if never reached.

@@ -119,7 +119,7 @@ std::vector<Kernel> BuildKernels(const Options& o, const Workload& w, database::
       char buf[256];
       std::snprintf(buf, sizeof buf, "%s %s: record #%lld, trial %d of %d, %.4f ms when tuned%s", w.name.c_str(),
                     k.label.c_str(), (long long)best->id, best->index, logged, best->seconds * 1e3,
-                    best->trace.empty() ? " (the default schedule)" : "");
+                    IsDefaultSchedule(best->trace) ? " (the default schedule)" : "");
       k.provenance = buf;
       if (budget > 0 && int(trials->size()) < budget) k.provenance += " [log holds fewer trials than the budget]";
       auto tuned = ReplayTrace(w, best->trace);

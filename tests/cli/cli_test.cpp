@@ -161,7 +161,7 @@ TEST_F(CliTest, UserErrorsGetAClearMessageAndExitCodeOne) {
 // option and its range, exits non-zero and creates no log.
 TEST_F(CliTest, OutOfRangeOptionsNameTheOptionAndTheRange) {
   for (const std::string& option : {std::string("--epsilon 1.5"), std::string("--epsilon -0.1"),
-                                    std::string("--batch-size 0"), std::string("--population 0"),
+                                    std::string("--batch-size 0"), std::string("--population 16"),
                                     std::string("--generations -1")}) {
     Output out = RunTunefarm("tune " + P("mm.tf") + " --db " + P("range.db") + " " + option);
     EXPECT_NE(out.code, 0) << option << "\n" << out.text;

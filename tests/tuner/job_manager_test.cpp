@@ -145,8 +145,8 @@ TEST_F(JobManagerTest, CancelStopsAJobAndDrainLeavesItToResume) {
   FakeWorker worker(&fleet, slow, /*delay_ms=*/150);
   {
     JobManager jobs(db_.get(), &fleet, {});
-    // 64 trials: eight search rounds of about a second each (the default
-    // pool is 512 programs x 4 generations), so both are running at 800 ms.
+    // 64 trials each: at least 16 batches of 8 through one worker that
+    // sleeps 150 ms per batch (2.4 s), so both jobs are running at 800 ms.
     ASSERT_TRUE(jobs.Submit(SmallJob("slow", 64), "to-cancel").ok());
     ASSERT_TRUE(jobs.Submit(SmallJob("slow", 64), "to-resume").ok());
     std::this_thread::sleep_for(std::chrono::milliseconds(800));

@@ -60,7 +60,8 @@ struct SearchOptions {
   // about 2,000 programs per round) reached 90 % of the best within 300
   // trials in 8 of 9 runs (GMM 1024, GMM 512, C2D; seeds 1-3) against 6 of 9
   // with 128 x 3 and with 2,048 x 4 (docs/tuning-benchmarks.md,
-  // search pool); a round costs about 1 s more than with 128 x 3.
+  // search pool); on GMM 1024 on a 2-core machine a round costs about 1 s
+  // more than with 128 x 3.
   int population = 512;
   int generations = 4;
   double elite_fraction = 0.25;
