@@ -56,14 +56,14 @@ class RandomScorer : public CandidateScorer {
 };
 
 struct SearchOptions {
-  // Programs per generation, and generations per round. 512 x 4 (a pool of
-  // about 2,000 programs per round) reached 90 % of the best within 300
-  // trials in 8 of 9 runs (GMM 1024, GMM 512, C2D; seeds 1-3) against 6 of 9
-  // with 128 x 3 and with 2,048 x 4 (docs/tuning-benchmarks.md,
-  // search pool); on GMM 1024 on a 2-core machine a round costs about 1 s
-  // more than with 128 x 3.
-  int population = 512;
-  int generations = 4;
+  // Programs per generation, and generations per round (tune --population,
+  // --generations). 512 x 4 reached 90 % of the best sooner on GMM 1024 but
+  // found DEP kernels half as fast as 128 x 3 (worse than random search) over
+  // seeds 1-3 of the six suite workloads; 128 x 3 had the best geometric mean
+  // of best-found over reference, 0.91 against 0.83 (docs/tuning-benchmarks.md,
+  // search pool).
+  int population = 128;
+  int generations = 3;
   double elite_fraction = 0.25;
   // Share of each batch picked at random among the candidates the model
   // ranked lower. Higher than Ansor's 0.05: the search's picks cluster, and
