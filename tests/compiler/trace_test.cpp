@@ -163,7 +163,9 @@ workload scale(M = 16, N = 16) {
     ASSERT_TRUE(f.ok()) << path;
     Schedule other(*f);
     Status s = trace.ApplyTo(other);  // fits or fails cleanly, never crashes
-    if (!s.ok()) EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << path << ": " << s.ToString();
+    if (!s.ok()) {
+      EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << path << ": " << s.ToString();
+    }
   }
 }
 
