@@ -35,7 +35,6 @@
 #include <optional>
 #include <random>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -104,15 +103,6 @@ struct Metrics {
     std::printf("\n");
   }
 };
-
-std::vector<std::string> SplitList(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  for (std::string item; std::getline(in, item, ',');) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
 
 // The tuner's view of a trace: features of the lowered program one measured
 // call runs; `hash` names the program.

@@ -20,7 +20,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -47,15 +46,6 @@ struct NamedLog {
   std::string path;
   std::unique_ptr<database::Database> db;
 };
-
-std::vector<std::string> SplitList(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  for (std::string item; std::getline(in, item, ',');) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
 
 // Seconds per call of `trace` on `w`, timed here at one thread (median of 5
 // groups of >= ~50 ms). The log's own timings were taken while tuning, under

@@ -1,6 +1,7 @@
 #include "tune_log.h"
 
 #include <numeric>
+#include <sstream>
 
 #include "tunefarm/compiler/lower.h"
 #include "tunefarm/compiler/schedule.h"
@@ -49,6 +50,15 @@ Result<ir::PrimFunc> ReplayTrace(const Workload& w, const std::string& trace_tex
   Status applied = trace.ApplyTo(sch);
   if (!applied.ok()) return Status::Corruption("trace does not replay on " + w.name + ": " + applied.message());
   return sch.func();
+}
+
+std::vector<std::string> SplitList(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string item; std::getline(in, item, ',');) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
 }
 
 bool IsDefaultSchedule(const std::string& trace_text) {

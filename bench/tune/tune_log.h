@@ -40,6 +40,9 @@ std::optional<LoggedTrial> BestWithin(const std::vector<LoggedTrial>& trials, in
 // not replay, e.g. a record from another tunefarm version).
 Result<ir::PrimFunc> ReplayTrace(const Workload& w, const std::string& trace_text);
 
+// "a,b,,c" -> {"a", "b", "c"}: the --only lists of the benchmarks.
+std::vector<std::string> SplitList(const std::string& s);
+
 // True when `trace_text` parses to a trace without instructions: the record of
 // the default schedule (the baseline every tuning run measures first).
 bool IsDefaultSchedule(const std::string& trace_text);

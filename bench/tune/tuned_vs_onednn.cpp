@@ -21,7 +21,6 @@
 #include <map>
 #include <memory>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -51,15 +50,6 @@ struct Options {
   int repeat = 7;
   bool skip_default = false;
 };
-
-std::vector<std::string> SplitList(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  for (std::string item; std::getline(in, item, ',');) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
 
 
 // One kernel of the comparison: the default schedule or a tuned record.
