@@ -51,7 +51,6 @@ struct Options {
   bool skip_default = false;
 };
 
-
 // One kernel of the comparison: the default schedule or a tuned record.
 struct Kernel {
   std::string label;  // "default", "tuned@200", "tuned"
