@@ -7,6 +7,7 @@
 #include "tunefarm/compiler/lower.h"
 #include "tunefarm/compiler/schedule.h"
 #include "tunefarm/compiler/split_prepack.h"
+#include "tunefarm/tuner/mutation.h"
 #include "tunefarm/tuner/search.h"
 
 namespace tunefarm::tuner {
@@ -51,8 +52,20 @@ Result<Candidate> EvolutionarySearch::Sample() {
 Result<Candidate> EvolutionarySearch::Mutate(const Candidate& parent) {
   std::vector<size_t> decisions = parent.trace.DecisionIndices();
   if (decisions.empty()) return Status::FailedPrecondition("the trace has no decisions to mutate");
-  size_t index = decisions[rng_() % decisions.size()];
-  return Replay(parent.trace, {{index, {}}});
+  // A step to a neighbouring value of a decision that has one (mutation.h).
+  // Decisions are tried in random order because some cannot change: the
+  // tile of a 3-tap kernel row whose innermost level is held at 1 has a
+  // single value, and picking it would waste the mutation. Compute
+  // locations have no neighbour: they are drawn anew.
+  std::shuffle(decisions.begin(), decisions.end(), rng_);
+  for (size_t index : decisions) {
+    const Instruction& inst = parent.trace.instructions()[index];
+    if (inst.name == "sample_compute_location") return Replay(parent.trace, {{index, {}}});
+    if (std::optional<std::vector<int64_t>> neighbour = NeighbourDecision(inst, rng_)) {
+      return Replay(parent.trace, {{index, *neighbour}});
+    }
+  }
+  return Status::FailedPrecondition("no decision of the trace can change");
 }
 
 std::vector<Candidate> EvolutionarySearch::SampleInitPopulation(const std::vector<Trace>& seeds) {

@@ -167,6 +167,38 @@ TEST(EvolutionarySearchTest, BatchesNeverRepeatMeasuredPrograms) {
   }
 }
 
+// A mutation changes one sampling decision of its parent and nothing else
+// (the rest of the trace replays as it was), skipping decisions that have a
+// single value (a 3-tap row's tile with its innermost held at 1); its
+// program computes what the default does (SamplesAreValidAndCorrect checks
+// that over the suite).
+TEST(EvolutionarySearchTest, MutationChangesOneDecision) {
+  ir::PrimFunc f = ShrunkDefault(std::string(TUNEFARM_SOURCE_DIR) + "/configs/workloads/c2d_resnet_3x3.tf");
+  auto policy = MakeCpuSketchPolicy();
+  EvolutionarySearch search(f, policy.get(), SearchOptions{}, 11);
+  int children = 0, changed_one = 0;
+  for (int i = 0; i < 40; ++i) {
+    auto parent = search.Sample();
+    ASSERT_TRUE(parent.ok()) << parent.status().ToString();
+    auto child = search.Mutate(*parent);
+    if (!child.ok()) continue;  // an invalid mutation is dropped by the search
+    ++children;
+    const auto& a = parent->trace.instructions();
+    const auto& b = child->trace.instructions();
+    ASSERT_EQ(a.size(), b.size());
+    int changed = 0;
+    for (size_t k = 0; k < a.size(); ++k) {
+      EXPECT_EQ(a[k].name, b[k].name);
+      changed += a[k].decision != b[k].decision;
+    }
+    EXPECT_LE(changed, 1) << child->trace.ToText();
+    changed_one += changed == 1;
+  }
+  EXPECT_GE(children, 30);
+  // Only a compute location drawn anew can land where it was.
+  EXPECT_GE(changed_one, children * 9 / 10);
+}
+
 // A packed copy made once for the whole call runs in parallel over its outer
 // loop (the suite's transposed convolution shrunk to 8 -> 32 channels: its
 // weights are packed along the output channels, 16 wide). Samples with such

@@ -4,7 +4,8 @@
 //   1. SampleInitPopulation: the log's best traces for this task, replayed,
 //      plus random samples of the sketch policy;
 //   2. Evolve: generations of cost-model scoring, elitism and mutation (a
-//      mutation resamples one decision of a trace and replays it; invalid
+//      mutation moves one decision of a trace to a neighbouring value and
+//      replays the trace; invalid
 //      results are dropped, and a bounded number of attempts means the search
 //      cannot stall on them);
 //   3. PickBatch: the best-scored unmeasured candidates, with an epsilon share
@@ -86,7 +87,9 @@ class EvolutionarySearch {
   Result<Candidate> Replay(const Trace& trace, const std::map<size_t, std::vector<int64_t>>& decisions = {});
   // A random point of the design space.
   Result<Candidate> Sample();
-  // `parent` with one sampling decision drawn anew.
+  // `parent` with one sampling decision changed: a tile or categorical
+  // decision moved to a neighbouring value (mutation.h), a compute location
+  // drawn anew. FailedPrecondition when no decision can change.
   Result<Candidate> Mutate(const Candidate& parent);
 
  private:
