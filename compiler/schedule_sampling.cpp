@@ -39,22 +39,28 @@ Result<std::vector<ValueRV>> Schedule::SamplePerfectTile(LoopRV loop, int n, int
   TF_ASSIGN_OR_RETURN(int64_t extent, LoopExtent(loop));
   if (n < 1 || n > 8) return Status::InvalidArgument("sample_perfect_tile: n must be in [1, 8], got " + std::to_string(n));
   if (max_innermost < 1) return Status::InvalidArgument("sample_perfect_tile: max_innermost must be positive");
+  auto valid = [&](const std::vector<int64_t>& factors) {
+    int64_t product = 1;
+    for (int64_t f : factors) {
+      // product <= extent throughout, so this cannot overflow on any input.
+      if (f <= 0 || f > extent / product) return false;
+      product *= f;
+    }
+    return int(factors.size()) == n && product == extent && factors.back() <= max_innermost;
+  };
   std::vector<int64_t> factors;
+  const std::vector<int64_t>* hint = decision ? nullptr : NextHint();
   if (decision) {
     factors = *decision;
-    int64_t product = 1;
-    bool positive = true;
-    for (int64_t f : factors) {
-      positive &= f > 0;
-      product *= positive ? f : 1;
-    }
-    if (int(factors.size()) != n || !positive || product != extent || factors.back() > max_innermost) {
+    if (!valid(factors)) {
       std::string text;
       for (int64_t f : factors) text += (text.empty() ? "" : ", ") + std::to_string(f);
       return Status::InvalidArgument("sample_perfect_tile: decision [" + text + "] is not " + std::to_string(n) +
                                      " positive factors of " + std::to_string(extent) + " with innermost <= " +
                                      std::to_string(max_innermost));
     }
+  } else if (hint && valid(*hint)) {
+    factors = *hint;
   } else {
     std::vector<int64_t> inner_choices;
     for (int64_t d : Divisors(extent)) {
@@ -88,12 +94,16 @@ Result<ValueRV> Schedule::SampleCategorical(const std::vector<int64_t>& candidat
     return Status::InvalidArgument("sample_categorical: needs as many probabilities as candidates (and at least one)");
   }
   int64_t index;
+  const std::vector<int64_t>* hint = decision ? nullptr : NextHint();
   if (decision) {
     index = *decision;
     if (index < 0 || size_t(index) >= candidates.size()) {
       return Status::InvalidArgument("sample_categorical: decision " + std::to_string(index) + " is not an index into " +
                                      std::to_string(candidates.size()) + " candidates");
     }
+  } else if (hint && hint->size() == 1 && (*hint)[0] >= 0 && size_t((*hint)[0]) < candidates.size() &&
+             probs[size_t((*hint)[0])] > 0) {
+    index = (*hint)[0];
   } else {
     double total = std::accumulate(probs.begin(), probs.end(), 0.0);
     double x = std::uniform_real_distribution<double>(0, total)(rng_);

@@ -17,57 +17,69 @@ std::optional<int64_t> IntArg(const Instruction& inst, const std::string& key) {
 
 std::vector<int64_t> DivisorsAboveOne(int64_t n) {
   std::vector<int64_t> out;
-  for (int64_t d = 2; d <= n; ++d) {
-    if (n % d == 0) out.push_back(d);
+  for (int64_t d = 1; d * d <= n; ++d) {
+    if (n % d != 0) continue;
+    if (d > 1) out.push_back(d);
+    if (d * d != n) out.push_back(n / d);
   }
   return out;
 }
 
-// Moves one divisor between two levels. Tries a few (from, to, divisor)
-// draws because a draw can break the innermost limit; every accepted move is
-// a valid decision by construction, so replay never rejects it.
+// Moves one divisor between two levels, drawn uniformly among every move
+// that keeps the innermost level within its limit (at most 8 levels, so the
+// list stays short).
 std::optional<std::vector<int64_t>> MoveTileFactor(const std::vector<int64_t>& factors, int64_t max_innermost,
                                                    std::mt19937_64& rng) {
-  const size_t n = factors.size();
-  if (n < 2) return std::nullopt;
-  std::vector<size_t> sources;
-  for (size_t i = 0; i < n; ++i) {
-    if (factors[i] > 1) sources.push_back(i);
+  struct Move {
+    size_t from, to;
+    int64_t divisor;
+  };
+  std::vector<Move> moves;
+  const size_t innermost = factors.size() - 1;
+  for (size_t from = 0; from < factors.size(); ++from) {
+    for (int64_t d : DivisorsAboveOne(factors[from])) {
+      for (size_t to = 0; to < factors.size(); ++to) {
+        if (to == from || (to == innermost && factors[to] > max_innermost / d)) continue;
+        moves.push_back({from, to, d});
+      }
+    }
   }
-  if (sources.empty()) return std::nullopt;
-  constexpr int kDraws = 8;
-  for (int attempt = 0; attempt < kDraws; ++attempt) {
-    size_t from = sources[rng() % sources.size()];
-    size_t to = rng() % (n - 1);
-    if (to >= from) ++to;
-    std::vector<int64_t> divisors = DivisorsAboveOne(factors[from]);
-    int64_t d = divisors[rng() % divisors.size()];
-    std::vector<int64_t> out = factors;
-    out[from] /= d;
-    out[to] *= d;
-    if (out.back() <= max_innermost) return out;
+  if (moves.empty()) return std::nullopt;
+  const Move& m = moves[rng() % moves.size()];
+  std::vector<int64_t> out = factors;
+  out[m.from] /= m.divisor;
+  out[m.to] *= m.divisor;
+  return out;
+}
+
+// The weights of a categorical's candidates (millionths, as the trace holds
+// them), or empty when the instruction has none.
+std::vector<int64_t> Weights(const Instruction& inst) {
+  std::vector<int64_t> out;
+  for (const TraceArg& a : inst.args) {
+    if (a.key != "probs_micro" || a.kind != TraceArg::Kind::kList) continue;
+    for (const TraceArg& w : a.list) out.push_back(w.kind == TraceArg::Kind::kInt ? w.value : 0);
   }
-  return std::nullopt;
+  return out;
 }
 
 std::optional<std::vector<int64_t>> OtherCandidate(const Instruction& inst, std::mt19937_64& rng) {
-  if (inst.decision.size() != 1 || inst.args.size() < 2 || inst.args[1].kind != TraceArg::Kind::kList) {
-    return std::nullopt;
-  }
-  const std::vector<TraceArg>& probs = inst.args[1].list;
+  const std::vector<int64_t> weights = Weights(inst);
+  if (inst.decision.size() != 1) return std::nullopt;
   const int64_t current = inst.decision[0];
+  auto eligible = [&](size_t i) { return int64_t(i) != current && weights[i] > 0; };
   double total = 0;
-  for (size_t i = 0; i < probs.size(); ++i) {
-    if (int64_t(i) != current) total += double(probs[i].value);
+  for (size_t i = 0; i < weights.size(); ++i) {
+    if (eligible(i)) total += double(weights[i]);
   }
   if (total <= 0) return std::nullopt;
   double x = std::uniform_real_distribution<double>(0, total)(rng);
   int64_t last = -1;
-  for (size_t i = 0; i < probs.size(); ++i) {
-    if (int64_t(i) == current || probs[i].value <= 0) continue;
+  for (size_t i = 0; i < weights.size(); ++i) {
+    if (!eligible(i)) continue;
     last = int64_t(i);
-    if (x < double(probs[i].value)) return std::vector<int64_t>{last};
-    x -= double(probs[i].value);
+    if (x < double(weights[i])) break;
+    x -= double(weights[i]);
   }
   return std::vector<int64_t>{last};
 }

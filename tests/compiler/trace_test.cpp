@@ -79,6 +79,64 @@ TEST(TraceDecisionTest, SameSeedSamplesTheSameDecisions) {
   EXPECT_EQ(a.trace().ToText(), b.trace().ToText());
 }
 
+// Decision hints: a schedule re-run with another's decisions as hints makes
+// the same program whatever its seed; a hint that does not fit where it
+// lands (wrong product, index out of range, a zero-weight candidate) is
+// drawn anew and later hints still meet their own calls; a forced decision
+// (replay) does not consume a hint.
+TEST(TraceDecisionTest, HintsAreTakenWhereTheyFitAndDrawnAnewElsewhere) {
+  auto base = LowerText(kMatmul, {{"M", 24}, {"N", 6}, {"K", 8}});
+  ASSERT_TRUE(base.ok());
+  Schedule first(*base, 3);
+  ASSERT_TRUE(TiledMatmul(first).ok());
+  std::vector<std::vector<int64_t>> hints;
+  for (size_t i : first.trace().DecisionIndices()) hints.push_back(first.trace().instructions()[i].decision);
+  Schedule again(*base, 12345);
+  again.SetDecisionHints(hints);
+  ASSERT_TRUE(TiledMatmul(again).ok());
+  EXPECT_EQ(again.trace().ToText(), first.trace().ToText());
+  EXPECT_EQ(ir::ToString(again.func()), ir::ToString(first.func()));
+
+  // i's tile: a hint whose product is not 24 is drawn anew (a valid 3-way
+  // tile of 24); k's tile and the unroll index then take their own hints.
+  for (uint64_t seed = 0; seed < 16; ++seed) {
+    Schedule s(*base, seed);
+    s.SetDecisionHints({{5, 5, 1}, {4, 2}, {2}});
+    ASSERT_TRUE(TiledMatmul(s).ok());
+    std::vector<size_t> d = s.trace().DecisionIndices();
+    const std::vector<int64_t>& i_tile = s.trace().instructions()[d[0]].decision;
+    ASSERT_EQ(i_tile.size(), 3u);
+    EXPECT_EQ(i_tile[0] * i_tile[1] * i_tile[2], 24);
+    EXPECT_LE(i_tile[2], 8);
+    EXPECT_EQ(s.trace().instructions()[d[1]].decision, (std::vector<int64_t>{4, 2}));
+    EXPECT_EQ(s.trace().instructions()[d[2]].decision, std::vector<int64_t>{2});
+  }
+  // An innermost above the limit (k's is 4), an index past the candidates,
+  // and an empty hint are all drawn anew, within range.
+  for (uint64_t seed = 0; seed < 16; ++seed) {
+    Schedule s(*base, seed);
+    s.SetDecisionHints({{}, {1, 8}, {7}});
+    ASSERT_TRUE(TiledMatmul(s).ok());
+    std::vector<size_t> d = s.trace().DecisionIndices();
+    EXPECT_LE(s.trace().instructions()[d[1]].decision[1], 4);
+    EXPECT_LT(s.trace().instructions()[d[2]].decision[0], 3);
+  }
+  // A candidate of weight zero is not taken from a hint.
+  Schedule zero(*base, 1);
+  zero.SetDecisionHints({{1}});
+  auto v = zero.SampleCategorical({10, 20}, {1.0, 0.0});
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(zero.Get(*v), 10);
+  // A forced decision leaves the hint for the next call without one.
+  Schedule forced(*base, 1);
+  forced.SetDecisionHints({{1}});
+  auto a = forced.SampleCategorical({10, 20}, {1.0, 1.0}, 0);
+  auto b = forced.SampleCategorical({10, 20}, {1.0, 1.0});
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(forced.Get(*a), 10);
+  EXPECT_EQ(forced.Get(*b), 20);
+}
+
 // Parses `text` and, when it parses, applies it to a matmul schedule.
 Status ParseAndApply(const std::string& text) {
   TF_ASSIGN_OR_RETURN(Trace t, Trace::Parse(text));

@@ -44,10 +44,11 @@ TEST(NeighbourDecisionTest, TileMoveKeepsTheProductAndTheInnermostLimit) {
     EXPECT_EQ(changed, 2) << "a move changes the level it takes from and the one it gives to";
     seen.insert(*d);
   }
-  // Every (from, to, divisor) move of this decision whose innermost stays
-  // within 16: 3 + 4 + 3 + 2 * 1 + 4 * 3 (moves into the three outer levels
-  // from each source) is far more than a handful; the draws reach many.
-  EXPECT_GE(seen.size(), 15u);
+  // The moves that keep the innermost within 16: from 4 (divisors 2, 4) to
+  // the two other outer levels, from 8 (2, 4, 8) likewise, from 2 to the two
+  // other outer levels, and from 16 (2, 4, 8, 16) to the three outer ones:
+  // 4 + 6 + 2 + 12 = 24, each drawn with the same chance.
+  EXPECT_EQ(seen.size(), 24u);
 }
 
 TEST(NeighbourDecisionTest, NoMoveWhenTheOnlyTargetBreaksTheLimit) {
@@ -73,6 +74,13 @@ TEST(NeighbourDecisionTest, CategoricalStepPicksAnotherCandidateByProbability) {
     picked.insert((*d)[0]);
   }
   EXPECT_EQ(picked, (std::set<int64_t>{0, 1, 3}));
+  // Weights count: with 9 to 1 between the two others, the heavy one wins
+  // most draws.
+  Instruction weighted = Categorical({0, 16, 64}, {100000, 900000, 100000}, 0);
+  int heavy = 0;
+  for (int i = 0; i < 400; ++i) heavy += NeighbourDecision(weighted, rng) == std::vector<int64_t>{1};
+  EXPECT_GT(heavy, 320);
+  EXPECT_LT(heavy, 395);
   // A candidate of probability zero is never picked.
   Instruction skewed = Categorical({1, 2, 3}, {500000, 0, 500000}, 0);
   for (int i = 0; i < 50; ++i) EXPECT_EQ(NeighbourDecision(skewed, rng), (std::vector<int64_t>{2}));

@@ -167,36 +167,92 @@ TEST(EvolutionarySearchTest, BatchesNeverRepeatMeasuredPrograms) {
   }
 }
 
-// A mutation changes one sampling decision of its parent and nothing else
-// (the rest of the trace replays as it was), skipping decisions that have a
-// single value (a 3-tap row's tile with its innermost held at 1); its
-// program computes what the default does (SamplesAreValidAndCorrect checks
-// that over the suite).
-TEST(EvolutionarySearchTest, MutationChangesOneDecision) {
-  ir::PrimFunc f = ShrunkDefault(std::string(TUNEFARM_SOURCE_DIR) + "/configs/workloads/c2d_resnet_3x3.tf");
+// Counts over 40 mutations of random samples.
+struct MutationCounts {
+  int children = 0;           // valid mutations
+  int same_program = 0;       // children whose program is the parent's
+  int unchanged_decisions = 0;
+  int categorical_steps = 0;  // children with a categorical decision changed
+};
+
+MutationCounts MutateSamples(const std::string& workload, SearchOptions options) {
+  ir::PrimFunc f = ShrunkDefault(std::string(TUNEFARM_SOURCE_DIR) + "/configs/workloads/" + workload + ".tf");
   auto policy = MakeCpuSketchPolicy();
-  EvolutionarySearch search(f, policy.get(), SearchOptions{}, 11);
-  int children = 0, changed_one = 0;
+  EvolutionarySearch search(f, policy.get(), options, 11);
+  MutationCounts counts;
   for (int i = 0; i < 40; ++i) {
     auto parent = search.Sample();
-    ASSERT_TRUE(parent.ok()) << parent.status().ToString();
+    EXPECT_TRUE(parent.ok()) << parent.status().ToString();
+    if (!parent.ok()) continue;
     auto child = search.Mutate(*parent);
     if (!child.ok()) continue;  // an invalid mutation is dropped by the search
-    ++children;
-    const auto& a = parent->trace.instructions();
-    const auto& b = child->trace.instructions();
-    ASSERT_EQ(a.size(), b.size());
-    int changed = 0;
-    for (size_t k = 0; k < a.size(); ++k) {
-      EXPECT_EQ(a[k].name, b[k].name);
-      changed += a[k].decision != b[k].decision;
+    ++counts.children;
+    counts.same_program += child->hash == parent->hash;
+    std::vector<size_t> a = parent->trace.DecisionIndices(), b = child->trace.DecisionIndices();
+    bool categorical_changed = false, any_changed = a.size() != b.size();
+    for (size_t k = 0; k < a.size() && k < b.size(); ++k) {
+      const Instruction& x = parent->trace.instructions()[a[k]];
+      const Instruction& y = child->trace.instructions()[b[k]];
+      if (x.decision == y.decision) continue;
+      any_changed = true;
+      categorical_changed |= x.name == "sample_categorical" && y.name == "sample_categorical";
     }
-    EXPECT_LE(changed, 1) << child->trace.ToText();
-    changed_one += changed == 1;
+    counts.unchanged_decisions += !any_changed;
+    counts.categorical_steps += categorical_changed;
   }
-  EXPECT_GE(children, 30);
-  // Only a compute location drawn anew can land where it was.
-  EXPECT_GE(changed_one, children * 9 / 10);
+  return counts;
+}
+
+// A mutation gives a program other than its parent's (a step that changes
+// nothing is retried on another decision) with some of the parent's
+// decisions changed; its program computes what the default does
+// (SamplesAreValidAndCorrect checks that over the suite).
+TEST(EvolutionarySearchTest, MutationGivesANeighbouringProgram) {
+  for (const char* workload : {"c2d_resnet_3x3", "gmm_512"}) {
+    MutationCounts counts = MutateSamples(workload, SearchOptions{});
+    EXPECT_GE(counts.children, 36) << workload;
+    EXPECT_EQ(counts.same_program, 0) << workload;
+    EXPECT_EQ(counts.unchanged_decisions, 0) << workload;
+  }
+}
+
+// tile_mutation_share weighs which decision steps. On GMM the sketch samples
+// the packing panel, the unroll depth and the accumulator level as
+// categoricals whose effect is written into the trace as fixed steps: a step
+// of one of these changes the program too, because the sketch is re-run
+// (replaying the parent's trace with the decision changed would not).
+TEST(EvolutionarySearchTest, TileShareWeighsWhichDecisionSteps) {
+  SearchOptions only_tiles, no_tiles;
+  only_tiles.tile_mutation_share = 1.0;
+  no_tiles.tile_mutation_share = 0.0;
+  MutationCounts tiles = MutateSamples("gmm_512", only_tiles);
+  EXPECT_GE(tiles.children, 36);
+  EXPECT_EQ(tiles.categorical_steps, 0);
+  // Without tile steps, most children differ in a categorical (a step that
+  // lowers to the parent's program, as an unroll depth on a short loop can,
+  // falls through to another decision, tiles last).
+  MutationCounts others = MutateSamples("gmm_512", no_tiles);
+  EXPECT_GE(others.children, 36);
+  EXPECT_EQ(others.same_program, 0);
+  EXPECT_GE(others.categorical_steps, 24);
+}
+
+// Re-running the sketch with a sample's own decisions as hints gives the
+// sample back (what a mutation starts from).
+TEST(EvolutionarySearchTest, SketchRerunWithItsDecisionsGivesTheSameProgram) {
+  ir::PrimFunc f = ShrunkDefault(std::string(TUNEFARM_SOURCE_DIR) + "/configs/workloads/t2d.tf");
+  auto policy = MakeCpuSketchPolicy();
+  EvolutionarySearch search(f, policy.get(), SearchOptions{}, 4);
+  for (int i = 0; i < 8; ++i) {
+    auto sample = search.Sample();
+    ASSERT_TRUE(sample.ok()) << sample.status().ToString();
+    std::vector<std::vector<int64_t>> hints;
+    for (size_t k : sample->trace.DecisionIndices()) hints.push_back(sample->trace.instructions()[k].decision);
+    Schedule again(f, 1000 + uint64_t(i));
+    again.SetDecisionHints(hints);
+    ASSERT_TRUE(policy->Apply(again).ok());
+    EXPECT_EQ(again.trace().ToText(), sample->trace.ToText());
+  }
 }
 
 // A packed copy made once for the whole call runs in parallel over its outer

@@ -125,6 +125,17 @@ class Schedule {
   Result<ValueRV> SampleCategorical(const std::vector<int64_t>& candidates, const std::vector<double>& probs,
                                     std::optional<int64_t> decision = std::nullopt);
   int64_t Get(ValueRV v) const { return values_.at(size_t(v.id)); }
+  // Decisions to prefer for the sampling calls made without one, in call
+  // order: the k-th such call takes hints[k] where it is valid there (a tile
+  // of the right length and product, innermost within the limit; an index in
+  // range, of a candidate with weight), else draws anew; an empty hint draws
+  // anew. A sketch re-run with its own decisions as hints gives its program
+  // again; with one decision changed, the neighbouring program with the rest
+  // of the sketch made for it (what the search's mutation uses).
+  void SetDecisionHints(std::vector<std::vector<int64_t>> hints) {
+    hints_ = std::move(hints);
+    next_hint_ = 0;
+  }
   // A loop at which `block` may be computed (compute_at), drawn uniformly from
   // the loops enclosing all of its consumers, or the root handle meaning
   // "where it is now" (compute_at to it changes nothing). The decision is the
@@ -149,6 +160,13 @@ class Schedule {
   // Replaces the function body; every primitive ends here.
   void SetBody(ir::Stmt body) { func_.body = std::move(body); }
   void Record(Instruction inst) { trace_.Append(std::move(inst)); }
+  // The next sampling call's hint (SetDecisionHints), consumed whether or not
+  // it is used, so the k-th call always meets the k-th hint; null when none.
+  const std::vector<int64_t>* NextHint() {
+    if (next_hint_ >= hints_.size()) return nullptr;
+    const std::vector<int64_t>* hint = &hints_[next_hint_++];
+    return hint->empty() ? nullptr : hint;
+  }
 
   ir::PrimFunc func_;
   Trace trace_;
@@ -156,6 +174,8 @@ class Schedule {
   std::vector<ir::Var> loops_;          // LoopRV id -> loop variable
   std::vector<std::string> blocks_;     // BlockRV id -> block name
   std::vector<int64_t> values_;         // ValueRV id -> value
+  std::vector<std::vector<int64_t>> hints_;  // SetDecisionHints
+  size_t next_hint_ = 0;
 };
 
 }  // namespace tunefarm

@@ -4,10 +4,9 @@
 //   1. SampleInitPopulation: the log's best traces for this task, replayed,
 //      plus random samples of the sketch policy;
 //   2. Evolve: generations of cost-model scoring, elitism and mutation (a
-//      mutation moves one decision of a trace to a neighbouring value and
-//      replays the trace; invalid
-//      results are dropped, and a bounded number of attempts means the search
-//      cannot stall on them);
+//      mutation re-runs the sketch with one of a parent's decisions moved
+//      to a neighbouring value; invalid results are dropped, and a bounded
+//      number of attempts means the search cannot stall on them);
 //   3. PickBatch: the best-scored unmeasured candidates, with an epsilon share
 //      of random samples (epsilon-greedy), never a program measured before
 //      (programs are deduplicated by the hash of their lowered IR).
@@ -71,6 +70,11 @@ struct SearchOptions {
   // a quarter drawn at random reached 90 % of the best more often
   // (docs/tuning-benchmarks.md, epsilon).
   double epsilon = 0.25;
+  // Share of mutations that step a tile decision; the rest step the other
+  // decisions (unroll, packing, accumulator level). Ansor's and
+  // MetaSchedule's CPU mutators give tile sizes 0.9 too; with every decision
+  // alike, DEP's kernels were slower (docs/tuning-benchmarks.md, mutation).
+  double tile_mutation_share = 0.9;
   int max_attempts_factor = 8;  // attempts per wanted candidate before giving up
 };
 
@@ -87,12 +91,16 @@ class EvolutionarySearch {
   Result<Candidate> Replay(const Trace& trace, const std::map<size_t, std::vector<int64_t>>& decisions = {});
   // A random point of the design space.
   Result<Candidate> Sample();
-  // `parent` with one sampling decision changed: a tile or categorical
-  // decision moved to a neighbouring value (mutation.h), a compute location
-  // drawn anew. FailedPrecondition when no decision can change.
+  // A program next to `parent`: the sketch re-run with the parent's
+  // decisions but one, moved to a neighbouring value (mutation.h; a compute
+  // location drawn anew). Never the parent's own program: FailedPrecondition
+  // when a few tried decisions give nothing else.
   Result<Candidate> Mutate(const Candidate& parent);
 
  private:
+  // Positions into `decisions` (the trace's sampling instructions) in the
+  // order Mutate tries them: a random order weighted by tile_mutation_share.
+  std::vector<size_t> MutationOrder(const Trace& trace, const std::vector<size_t>& decisions);
   std::vector<Candidate> SampleInitPopulation(const std::vector<Trace>& seeds);
   std::vector<Candidate> Evolve(std::vector<Candidate> population, CandidateScorer& scorer);
   std::vector<Candidate> PickBatch(std::vector<Candidate> pool, int batch_size, const std::set<uint64_t>& measured,
