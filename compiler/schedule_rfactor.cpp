@@ -197,19 +197,15 @@ Result<LoopRV> Schedule::SampleComputeLocation(BlockRV block_rv, std::optional<i
     }
   }
   int64_t index;
-  const Instruction* hint = decision ? nullptr : TakeHint([&](const Instruction& h) {
-    return h.name == "sample_compute_location" &&
-           (h.decision.empty() ||
-            (h.decision.size() == 1 && h.decision[0] >= -1 && h.decision[0] < int64_t(candidates.size())));
-  });
+  const std::vector<int64_t>* hint = decision ? nullptr : NextHint();
   if (decision) {
     index = *decision;
     if (index < -1 || index >= int64_t(candidates.size())) {
       return Status::InvalidArgument("sample_compute_location(" + name + "): decision " + std::to_string(index) +
                                      " is not -1 or an index into " + std::to_string(candidates.size()) + " candidate loops");
     }
-  } else if (hint && !hint->decision.empty()) {
-    index = hint->decision[0];
+  } else if (hint && hint->size() == 1 && (*hint)[0] >= -1 && (*hint)[0] < int64_t(candidates.size())) {
+    index = (*hint)[0];
   } else {
     index = int64_t(rng_() % (candidates.size() + 1)) - 1;
   }

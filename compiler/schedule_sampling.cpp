@@ -32,30 +32,7 @@ std::vector<int64_t> PrimeFactors(int64_t n) {
   return out;
 }
 
-// A keyword integer argument of a sampling instruction, or -1.
-int64_t KeyedInt(const Instruction& inst, const char* key) {
-  for (const TraceArg& a : inst.args) {
-    if (a.key == key && a.kind == TraceArg::Kind::kInt) return a.value;
-  }
-  return -1;
-}
-
 }  // namespace
-
-const Instruction* Schedule::TakeHint(const std::function<bool(const Instruction&)>& fits) {
-  // Forward from the last hint taken first, so calls in the hints' order
-  // pair up one to one; then the ones skipped, for calls that moved.
-  for (size_t pass = 0; pass < 2; ++pass) {
-    size_t begin = pass == 0 ? next_hint_ : 0, end = pass == 0 ? hints_.size() : next_hint_;
-    for (size_t i = begin; i < end; ++i) {
-      if (hint_used_[i] || !fits(hints_[i])) continue;
-      hint_used_[i] = true;
-      if (pass == 0) next_hint_ = i + 1;
-      return &hints_[i];
-    }
-  }
-  return nullptr;
-}
 
 Result<std::vector<ValueRV>> Schedule::SamplePerfectTile(LoopRV loop, int n, int64_t max_innermost,
                                                          std::optional<std::vector<int64_t>> decision) {
@@ -72,10 +49,7 @@ Result<std::vector<ValueRV>> Schedule::SamplePerfectTile(LoopRV loop, int n, int
     return int(factors.size()) == n && product == extent && factors.back() <= max_innermost;
   };
   std::vector<int64_t> factors;
-  const Instruction* hint = decision ? nullptr : TakeHint([&](const Instruction& h) {
-    return h.name == "sample_perfect_tile" && KeyedInt(h, "n") == n && KeyedInt(h, "max_innermost") == max_innermost &&
-           (h.decision.empty() || valid(h.decision));
-  });
+  const std::vector<int64_t>* hint = decision ? nullptr : NextHint();
   if (decision) {
     factors = *decision;
     if (!valid(factors)) {
@@ -85,8 +59,8 @@ Result<std::vector<ValueRV>> Schedule::SamplePerfectTile(LoopRV loop, int n, int
                                      " positive factors of " + std::to_string(extent) + " with innermost <= " +
                                      std::to_string(max_innermost));
     }
-  } else if (hint && !hint->decision.empty()) {
-    factors = hint->decision;
+  } else if (hint && valid(*hint)) {
+    factors = *hint;
   } else {
     std::vector<int64_t> inner_choices;
     for (int64_t d : Divisors(extent)) {
@@ -120,26 +94,16 @@ Result<ValueRV> Schedule::SampleCategorical(const std::vector<int64_t>& candidat
     return Status::InvalidArgument("sample_categorical: needs as many probabilities as candidates (and at least one)");
   }
   int64_t index;
-  const Instruction* hint = decision ? nullptr : TakeHint([&](const Instruction& h) {
-    if (h.name != "sample_categorical" || h.args.empty() || h.args[0].kind != TraceArg::Kind::kList ||
-        h.args[0].list.size() != candidates.size()) {
-      return false;
-    }
-    for (size_t i = 0; i < candidates.size(); ++i) {
-      if (h.args[0].list[i].value != candidates[i]) return false;
-    }
-    if (h.decision.empty()) return true;
-    return h.decision.size() == 1 && h.decision[0] >= 0 && size_t(h.decision[0]) < candidates.size() &&
-           probs[size_t(h.decision[0])] > 0;
-  });
+  const std::vector<int64_t>* hint = decision ? nullptr : NextHint();
   if (decision) {
     index = *decision;
     if (index < 0 || size_t(index) >= candidates.size()) {
       return Status::InvalidArgument("sample_categorical: decision " + std::to_string(index) + " is not an index into " +
                                      std::to_string(candidates.size()) + " candidates");
     }
-  } else if (hint && !hint->decision.empty()) {
-    index = hint->decision[0];
+  } else if (hint && hint->size() == 1 && (*hint)[0] >= 0 && size_t((*hint)[0]) < candidates.size() &&
+             probs[size_t((*hint)[0])] > 0) {
+    index = (*hint)[0];
   } else {
     double total = std::accumulate(probs.begin(), probs.end(), 0.0);
     double x = std::uniform_real_distribution<double>(0, total)(rng_);

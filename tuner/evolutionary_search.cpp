@@ -51,90 +51,66 @@ Result<Candidate> EvolutionarySearch::Sample() {
   return Finish(sch);
 }
 
-std::vector<size_t> EvolutionarySearch::MutationOrder(const std::vector<bool>& is_tile) {
+std::vector<size_t> EvolutionarySearch::MutationOrder(const Trace& trace, const std::vector<size_t>& decisions) {
   // Tiles take tile_mutation_share of the draws and the other decisions
   // (unroll depth, packing, accumulator level, vector axis) the rest, alike
   // within each kind. A step of one of the others rebuilds much of the
   // program; with every decision alike, DEP's kernels after 300 trials were
-  // 125-154 GFLOP/s against 156-250 with tiles at 0.9
+  // 125-154 GFLOP/s against 157-232 with tile steps alone
   // (docs/tuning-benchmarks.md, mutation). A weighted order without
-  // replacement (keys u^(1/w), compared as log(u)/w); a kind of weight 0
-  // comes after the other, in random order.
-  const double tiles = double(std::count(is_tile.begin(), is_tile.end(), true));
-  const double others = double(is_tile.size()) - tiles;
+  // replacement (keys u^(1/w), compared as log(u)/w), so a decision that
+  // cannot step hands its turn to the next.
+  auto is_tile = [&](size_t index) { return trace.instructions()[index].name == "sample_perfect_tile"; };
+  const double tiles = double(std::count_if(decisions.begin(), decisions.end(), is_tile));
+  const double others = double(decisions.size()) - tiles;
   std::uniform_real_distribution<double> unit(std::numeric_limits<double>::min(), 1.0);
-  struct Key {
-    bool weighted;
-    double key;
-    size_t position;
-  };
-  std::vector<Key> keys;
-  for (size_t k = 0; k < is_tile.size(); ++k) {
-    double weight = is_tile[k] ? options_.tile_mutation_share / tiles : (1.0 - options_.tile_mutation_share) / others;
-    double u = std::log(unit(rng_));
-    keys.push_back({weight > 0, weight > 0 ? u / weight : u, k});
+  std::vector<std::pair<double, size_t>> keyed;
+  for (size_t k = 0; k < decisions.size(); ++k) {
+    double weight = is_tile(decisions[k]) ? options_.tile_mutation_share / tiles
+                                          : (1.0 - options_.tile_mutation_share) / others;
+    keyed.push_back({weight > 0 ? std::log(unit(rng_)) / weight : -std::numeric_limits<double>::infinity(), k});
   }
-  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
-    return a.weighted != b.weighted ? a.weighted : a.key > b.key;
-  });
+  std::sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   std::vector<size_t> order;
-  for (const Key& k : keys) order.push_back(k.position);
+  for (const auto& [key, k] : keyed) order.push_back(k);
   return order;
 }
 
 Result<Candidate> EvolutionarySearch::Mutate(const Candidate& parent) {
-  // The sketch runs again with the parent's sampling instructions as hints
-  // (Schedule::SetDecisionHints) and one decision changed, rather than the
-  // parent's trace replayed with one decision changed: what the sketch
-  // decided from a decision (which copies to pack, the unroll annotation,
-  // whether a loop is vectorized) is written into the trace as fixed
-  // instructions, so a replay would keep the parent's choices and an unroll
-  // or packing step would give the parent back.
-  std::vector<Instruction> sampling;
-  for (size_t index : parent.trace.DecisionIndices()) sampling.push_back(parent.trace.instructions()[index]);
-  // The steps on offer: a neighbour of each decision that has one (a tile
-  // with every level 1, a categorical with one candidate have none), and a
-  // compute location drawn anew (an empty decision).
-  std::vector<size_t> steppable;
-  std::vector<std::vector<int64_t>> steps;
-  std::vector<bool> is_tile;
-  for (size_t k = 0; k < sampling.size(); ++k) {
-    std::optional<std::vector<int64_t>> step;
-    if (sampling[k].name == "sample_compute_location") {
-      step.emplace();
-    } else {
-      step = NeighbourDecision(sampling[k], rng_);
-    }
-    if (!step) continue;
-    steppable.push_back(k);
-    steps.push_back(std::move(*step));
-    is_tile.push_back(sampling[k].name == "sample_perfect_tile");
-  }
-  if (steppable.empty()) return Status::FailedPrecondition("no decision of the trace can step");
-  // A step can come back to the parent's program (an unroll depth on a loop
-  // too short to unroll) or fail to build; a few tries keep one such step
-  // from costing the whole mutation.
+  std::vector<size_t> decisions = parent.trace.DecisionIndices();
+  if (decisions.empty()) return Status::FailedPrecondition("the trace has no decisions to mutate");
+  std::vector<std::vector<int64_t>> parent_decisions;
+  for (size_t index : decisions) parent_decisions.push_back(parent.trace.instructions()[index].decision);
+  // The sketch runs again with the parent's decisions as hints and one of
+  // them changed, rather than the parent's trace replayed with one decision
+  // changed: what the sketch decided from a decision (which copies to pack,
+  // the unroll annotation, whether a loop is vectorized) is written into the
+  // trace as fixed instructions, so a replay would keep the parent's choices
+  // and an unroll or packing step would give the parent back.
+  std::vector<size_t> order = MutationOrder(parent.trace, decisions);
+  // Some decisions have one value (the [outputs, 1] tile of a reduction's
+  // fused loop) and some steps come back to the same program; a few tries
+  // keep such draws from costing the whole mutation.
   constexpr size_t kTries = 4;
-  Status last = Status::FailedPrecondition("no step of the trace changes its program");
-  std::vector<size_t> order = MutationOrder(is_tile);
-  for (size_t t = 0; t < order.size() && t < kTries; ++t) {
-    std::vector<Instruction> hints = sampling;
-    hints[steppable[order[t]]].decision = steps[order[t]];
+  size_t tries = 0;
+  for (size_t k : order) {
+    const Instruction& inst = parent.trace.instructions()[decisions[k]];
+    std::vector<int64_t> changed;  // empty: drawn anew (compute locations)
+    if (inst.name != "sample_compute_location") {
+      std::optional<std::vector<int64_t>> neighbour = NeighbourDecision(inst, rng_);
+      if (!neighbour) continue;
+      changed = std::move(*neighbour);
+    }
+    if (tries++ == kTries) break;
+    std::vector<std::vector<int64_t>> hints = parent_decisions;
+    hints[k] = std::move(changed);
     Schedule sch(default_func_, rng_());
     sch.SetDecisionHints(std::move(hints));
-    Status applied = policy_->Apply(sch);
-    if (!applied.ok()) {
-      last = applied;
-      continue;
-    }
-    Result<Candidate> child = Finish(sch);
-    if (!child.ok()) {
-      last = child.status();
-      continue;
-    }
-    if (child->hash != parent.hash) return child;
+    TF_RETURN_IF_ERROR(policy_->Apply(sch));
+    TF_ASSIGN_OR_RETURN(Candidate child, Finish(sch));
+    if (child.hash != parent.hash) return child;
   }
-  return last;
+  return Status::FailedPrecondition("no neighbouring decision of the trace changes its program");
 }
 
 std::vector<Candidate> EvolutionarySearch::SampleInitPopulation(const std::vector<Trace>& seeds) {

@@ -3,8 +3,6 @@
 // the workload they are applied to.
 #include "schedule_test_util.h"
 
-#include <set>
-
 namespace tunefarm::testing {
 namespace {
 
@@ -81,139 +79,62 @@ TEST(TraceDecisionTest, SameSeedSamplesTheSameDecisions) {
   EXPECT_EQ(a.trace().ToText(), b.trace().ToText());
 }
 
-// The sampling instructions of a schedule's trace: what the search passes as
-// hints.
-std::vector<Instruction> SamplingOf(const Schedule& sch) {
-  std::vector<Instruction> out;
-  for (size_t i : sch.trace().DecisionIndices()) out.push_back(sch.trace().instructions()[i]);
-  return out;
-}
-
-std::vector<std::vector<int64_t>> DecisionsOf(const Schedule& sch) {
-  std::vector<std::vector<int64_t>> out;
-  for (const Instruction& inst : SamplingOf(sch)) out.push_back(inst.decision);
-  return out;
-}
-
-// Decision hints: a schedule re-run with another's sampling instructions as
-// hints makes the same program whatever its seed; a hint whose decision does
-// not fit where it lands (wrong product, innermost over the limit, index out
-// of range, a zero-weight candidate) is passed over and the call draws anew;
-// a forced decision (replay) takes no hint.
+// Decision hints: a schedule re-run with another's decisions as hints makes
+// the same program whatever its seed; a hint that does not fit where it
+// lands (wrong product, index out of range, a zero-weight candidate) is
+// drawn anew and later hints still meet their own calls; a forced decision
+// (replay) does not consume a hint.
 TEST(TraceDecisionTest, HintsAreTakenWhereTheyFitAndDrawnAnewElsewhere) {
   auto base = LowerText(kMatmul, {{"M", 24}, {"N", 6}, {"K", 8}});
   ASSERT_TRUE(base.ok());
   Schedule first(*base, 3);
   ASSERT_TRUE(TiledMatmul(first).ok());
-  const std::vector<Instruction> hints = SamplingOf(first);
-  ASSERT_EQ(hints.size(), 3u);
+  std::vector<std::vector<int64_t>> hints;
+  for (size_t i : first.trace().DecisionIndices()) hints.push_back(first.trace().instructions()[i].decision);
   Schedule again(*base, 12345);
   again.SetDecisionHints(hints);
   ASSERT_TRUE(TiledMatmul(again).ok());
   EXPECT_EQ(again.trace().ToText(), first.trace().ToText());
   EXPECT_EQ(ir::ToString(again.func()), ir::ToString(first.func()));
 
-  // i's tile with a product other than 24, k's with an innermost above its
-  // limit of 4, the unroll index past the candidates: each drawn anew, and
-  // a different seed draws differently, so across seeds the draws vary.
-  std::vector<Instruction> bad = hints;
-  bad[0].decision = {5, 5, 1};
-  bad[1].decision = {1, 8};
-  bad[2].decision = {7};
-  std::set<std::vector<std::vector<int64_t>>> drawn;
+  // i's tile: a hint whose product is not 24 is drawn anew (a valid 3-way
+  // tile of 24); k's tile and the unroll index then take their own hints.
   for (uint64_t seed = 0; seed < 16; ++seed) {
     Schedule s(*base, seed);
-    s.SetDecisionHints(bad);
+    s.SetDecisionHints({{5, 5, 1}, {4, 2}, {2}});
     ASSERT_TRUE(TiledMatmul(s).ok());
-    std::vector<std::vector<int64_t>> d = DecisionsOf(s);
-    EXPECT_EQ(d[0][0] * d[0][1] * d[0][2], 24);
-    EXPECT_LE(d[1][1], 4);
-    EXPECT_LT(d[2][0], 3);
-    drawn.insert(d);
+    std::vector<size_t> d = s.trace().DecisionIndices();
+    const std::vector<int64_t>& i_tile = s.trace().instructions()[d[0]].decision;
+    ASSERT_EQ(i_tile.size(), 3u);
+    EXPECT_EQ(i_tile[0] * i_tile[1] * i_tile[2], 24);
+    EXPECT_LE(i_tile[2], 8);
+    EXPECT_EQ(s.trace().instructions()[d[1]].decision, (std::vector<int64_t>{4, 2}));
+    EXPECT_EQ(s.trace().instructions()[d[2]].decision, std::vector<int64_t>{2});
   }
-  EXPECT_GE(drawn.size(), 8u);
-  // A valid hint among invalid ones is still taken by its own call.
-  std::vector<Instruction> mixed = bad;
-  mixed[1].decision = {2, 4};
-  Schedule m(*base, 8);
-  m.SetDecisionHints(mixed);
-  ASSERT_TRUE(TiledMatmul(m).ok());
-  EXPECT_EQ(DecisionsOf(m)[1], (std::vector<int64_t>{2, 4}));
+  // An innermost above the limit (k's is 4), an index past the candidates,
+  // and an empty hint are all drawn anew, within range.
+  for (uint64_t seed = 0; seed < 16; ++seed) {
+    Schedule s(*base, seed);
+    s.SetDecisionHints({{}, {1, 8}, {7}});
+    ASSERT_TRUE(TiledMatmul(s).ok());
+    std::vector<size_t> d = s.trace().DecisionIndices();
+    EXPECT_LE(s.trace().instructions()[d[1]].decision[1], 4);
+    EXPECT_LT(s.trace().instructions()[d[2]].decision[0], 3);
+  }
   // A candidate of weight zero is not taken from a hint.
   Schedule zero(*base, 1);
-  Instruction pick_second{"sample_categorical",
-                          {TraceArg::List({TraceArg::Int(10), TraceArg::Int(20)}),
-                           TraceArg::List({TraceArg::Int(500000), TraceArg::Int(500000)}).Named("probs_micro")},
-                          {"v0"},
-                          {1},
-                          true};
-  zero.SetDecisionHints({pick_second});
+  zero.SetDecisionHints({{1}});
   auto v = zero.SampleCategorical({10, 20}, {1.0, 0.0});
   ASSERT_TRUE(v.ok());
   EXPECT_EQ(zero.Get(*v), 10);
   // A forced decision leaves the hint for the next call without one.
   Schedule forced(*base, 1);
-  forced.SetDecisionHints({pick_second});
+  forced.SetDecisionHints({{1}});
   auto a = forced.SampleCategorical({10, 20}, {1.0, 1.0}, 0);
   auto b = forced.SampleCategorical({10, 20}, {1.0, 1.0});
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_EQ(forced.Get(*a), 10);
   EXPECT_EQ(forced.Get(*b), 20);
-}
-
-// With a first categorical of 1, a 2-way tile of j (innermost at most 2)
-// comes before k's tile and the unroll depth: a step of that categorical
-// changes which sampling calls follow it.
-Status OptionalTileMatmul(Schedule& sch) {
-  TF_ASSIGN_OR_RETURN(BlockRV c, sch.GetBlock("C"));
-  TF_ASSIGN_OR_RETURN(auto l, sch.GetLoops(c));
-  TF_ASSIGN_OR_RETURN(ValueRV extra, sch.SampleCategorical({0, 1}, {1.0, 1.0}));
-  if (sch.Get(extra) == 1) {
-    TF_ASSIGN_OR_RETURN(auto tj, sch.SamplePerfectTile(l[1], 2, 2));
-    TF_ASSIGN_OR_RETURN(auto j, sch.Split(l[1], {tj[0], tj[1]}));
-  }
-  TF_ASSIGN_OR_RETURN(auto tk, sch.SamplePerfectTile(l[2], 2, 4));
-  TF_ASSIGN_OR_RETURN(auto k, sch.Split(l[2], {tk[0], tk[1]}));
-  TF_ASSIGN_OR_RETURN(ValueRV unroll, sch.SampleCategorical({0, 16, 64}, {1.0, 1.0, 1.0}));
-  return sch.Annotate(l[0], "pragma_auto_unroll_max_step", sch.Get(unroll));
-}
-
-// Hints pair with the calls they were made for, not with the k-th call:
-// when a step removes or adds a sampling call, the decisions after it stay
-// with their own calls (k's tile, the unroll depth), and an added call with
-// no hint of its kind draws anew.
-TEST(TraceDecisionTest, HintsFollowTheirCallsWhenTheCallsChange) {
-  auto base = LowerText(kMatmul, {{"M", 8}, {"N", 12}, {"K", 16}});
-  ASSERT_TRUE(base.ok());
-  for (int64_t parent_extra : {0, 1}) {
-    for (uint64_t seed = 0; seed < 8; ++seed) {
-      Schedule parent(*base, seed);
-      std::vector<Instruction> force = {
-          {"sample_categorical",
-           {TraceArg::List({TraceArg::Int(0), TraceArg::Int(1)}),
-            TraceArg::List({TraceArg::Int(1000000), TraceArg::Int(1000000)}).Named("probs_micro")},
-           {"v0"},
-           {parent_extra},
-           true}};
-      parent.SetDecisionHints(force);
-      ASSERT_TRUE(OptionalTileMatmul(parent).ok());
-      std::vector<Instruction> hints = SamplingOf(parent);
-      ASSERT_EQ(hints.size(), parent_extra ? 4u : 3u);
-      hints[0].decision = {1 - parent_extra};
-      Schedule child(*base, 100 + seed);
-      child.SetDecisionHints(hints);
-      ASSERT_TRUE(OptionalTileMatmul(child).ok());
-      std::vector<std::vector<int64_t>> p = DecisionsOf(parent), c = DecisionsOf(child);
-      ASSERT_EQ(c.size(), parent_extra ? 3u : 4u);
-      EXPECT_EQ(c[0], std::vector<int64_t>{1 - parent_extra});
-      EXPECT_EQ(c.back(), p.back()) << "the unroll depth stays the parent's";
-      EXPECT_EQ(c[c.size() - 2], p[p.size() - 2]) << "k's tile stays the parent's";
-      if (!parent_extra) {
-        EXPECT_EQ(c[1][0] * c[1][1], 12);  // j's tile, drawn anew
-        EXPECT_LE(c[1][1], 2);
-      }
-    }
-  }
 }
 
 // Parses `text` and, when it parses, applies it to a matmul schedule.

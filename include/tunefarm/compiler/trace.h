@@ -12,8 +12,7 @@
 //   parallel(l6)
 //
 // Replaying on the same workload gives the same program; replaying with other
-// decisions gives another program with the same steps (the search's mutation
-// re-runs its sketch instead: Schedule::SetDecisionHints).
+// decisions (what mutation uses) gives the neighbouring program.
 #pragma once
 
 #include <cstdint>
@@ -80,7 +79,7 @@ class Trace {
   // Applies every instruction to `sch` (a fresh schedule of the workload the
   // trace was made on). `decisions` overrides the decision of the instruction
   // at that index; an empty override means "sample anew" with sch's random
-  // generator. A trace that does not fit the workload gives InvalidArgument
+  // generator (what mutation uses). A trace that does not fit the workload gives InvalidArgument
   // naming the instruction's line and the problem.
   Status ApplyTo(Schedule& sch, const std::map<size_t, std::vector<int64_t>>& decisions = {}) const;
 

@@ -93,16 +93,14 @@ class EvolutionarySearch {
   Result<Candidate> Sample();
   // A program next to `parent`: the sketch re-run with the parent's
   // decisions but one, moved to a neighbouring value (mutation.h; a compute
-  // location drawn anew). Never the parent's own program: when the few steps
-  // tried give nothing else, FailedPrecondition, or the last step's error
-  // when it did not build.
+  // location drawn anew). Never the parent's own program: FailedPrecondition
+  // when a few tried decisions give nothing else.
   Result<Candidate> Mutate(const Candidate& parent);
 
  private:
-  // Positions into the steps Mutate has on offer (is_tile[k]: step k is of
-  // a tile) in the order it tries them: random, weighted by
-  // tile_mutation_share.
-  std::vector<size_t> MutationOrder(const std::vector<bool>& is_tile);
+  // Positions into `decisions` (the trace's sampling instructions) in the
+  // order Mutate tries them: a random order weighted by tile_mutation_share.
+  std::vector<size_t> MutationOrder(const Trace& trace, const std::vector<size_t>& decisions);
   std::vector<Candidate> SampleInitPopulation(const std::vector<Trace>& seeds);
   std::vector<Candidate> Evolve(std::vector<Candidate> population, CandidateScorer& scorer);
   std::vector<Candidate> PickBatch(std::vector<Candidate> pool, int batch_size, const std::set<uint64_t>& measured,
