@@ -12,7 +12,8 @@
 //   parallel(l6)
 //
 // Replaying on the same workload gives the same program; replaying with other
-// decisions (what mutation uses) gives the neighbouring program.
+// decisions gives another program with the same steps (the search's mutation
+// re-runs its sketch instead: Schedule::SetDecisionHints).
 #pragma once
 
 #include <cstdint>
@@ -79,7 +80,7 @@ class Trace {
   // Applies every instruction to `sch` (a fresh schedule of the workload the
   // trace was made on). `decisions` overrides the decision of the instruction
   // at that index; an empty override means "sample anew" with sch's random
-  // generator (what mutation uses). A trace that does not fit the workload gives InvalidArgument
+  // generator. A trace that does not fit the workload gives InvalidArgument
   // naming the instruction's line and the problem.
   Status ApplyTo(Schedule& sch, const std::map<size_t, std::vector<int64_t>>& decisions = {}) const;
 

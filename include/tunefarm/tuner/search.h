@@ -94,7 +94,8 @@ class EvolutionarySearch {
   // A program next to `parent`: the sketch re-run with the parent's
   // decisions but one, moved to a neighbouring value (mutation.h; a compute
   // location drawn anew). Never the parent's own program: FailedPrecondition
-  // when a few tried decisions give nothing else.
+  // when a few tried decisions give nothing else; the sketch's error when a
+  // step makes it fail.
   Result<Candidate> Mutate(const Candidate& parent);
 
  private:
