@@ -62,7 +62,6 @@ struct TuneOptionsCli {
   double epsilon = tuner::SearchOptions().epsilon;
   int population = tuner::SearchOptions().population;
   int generations = tuner::SearchOptions().generations;
-  double neighbour_share = tuner::SearchOptions().neighbour_share;
 };
 
 std::string Clock(double s) {
@@ -125,16 +124,12 @@ int Tune(const TuneOptionsCli& o) {
   options.search.epsilon = o.epsilon;
   options.search.population = o.population;
   options.search.generations = o.generations;
-  // Random search stays random: no climb from the best programs.
-  options.search.neighbour_share = o.random_search ? 0.0 : o.neighbour_share;
   tuner::TuningLoop loop(options, db->get(), &measurer, model.get());
 
-  fmt::print(stderr,
-             "tuning {} workload(s) for {}\n  log {}  budget {} trials  search {} (pool {} x {} generations, "
-             "epsilon {}, neighbours {}, seed {})\n",
+  fmt::print(stderr, "tuning {} workload(s) for {}\n  log {}  budget {} trials  search {} (pool {} x {} generations, epsilon {}, seed {})\n",
              tasks.size(), target->ToString(), o.db, o.trials,
              o.random_search ? "random" : "evolutionary + XGBoost cost model", o.population, o.generations, o.epsilon,
-             options.search.neighbour_share, o.seed);
+             o.seed);
   g_stop = false;
   auto previous = std::signal(SIGINT, OnInterrupt);
   bool tty = isatty(2);
@@ -215,10 +210,6 @@ void AddTuneCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str()->check(CLI::Range(0, 100000));
   cmd->add_option("--epsilon", o->epsilon,
                   "Share of each batch picked at random among the candidates the cost model ranked lower (epsilon-greedy)")
-      ->capture_default_str()->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--neighbour-share", o->neighbour_share,
-                  "Share of each batch taken from mutations of the log's best few programs, ranked by the cost model "
-                  "(a climb from the best found so far); 0: off")
       ->capture_default_str()->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--population", o->population,
                   "Programs per generation of the evolutionary search (the first: up to 16 of the log's best plus "

@@ -113,45 +113,19 @@ Result<Candidate> EvolutionarySearch::Mutate(const Candidate& parent) {
   return Status::FailedPrecondition("no neighbouring decision of the trace changes its program");
 }
 
-std::vector<Candidate> EvolutionarySearch::ReplaySeeds(const std::vector<Trace>& seeds) {
-  std::vector<Candidate> replayed;
+std::vector<Candidate> EvolutionarySearch::SampleInitPopulation(const std::vector<Trace>& seeds) {
+  std::vector<Candidate> population;
   std::unordered_set<uint64_t> seen;
   for (const Trace& t : seeds) {
     auto c = Replay(t);
-    if (c.ok() && seen.insert(c->hash).second) replayed.push_back(std::move(c).value());
+    if (c.ok() && seen.insert(c->hash).second) population.push_back(std::move(c).value());
   }
-  return replayed;
-}
-
-std::vector<Candidate> EvolutionarySearch::SampleInitPopulation(std::vector<Candidate> replayed_seeds) {
-  std::vector<Candidate> population = std::move(replayed_seeds);
-  std::unordered_set<uint64_t> seen;
-  for (const Candidate& c : population) seen.insert(c.hash);
   int attempts = options_.population * options_.max_attempts_factor;
   while (int(population.size()) < options_.population && attempts-- > 0) {
     auto c = Sample();
     if (c.ok() && seen.insert(c->hash).second) population.push_back(std::move(c).value());
   }
   return population;
-}
-
-std::vector<Candidate> EvolutionarySearch::NeighboursOfBest(const std::vector<Candidate>& best,
-                                                            const std::set<uint64_t>& measured) {
-  // Half of the draws go to the best program and the rest to the next few
-  // alike: the climb follows the best, and its runners-up keep it from
-  // hanging on one program whose neighbours the model misjudges.
-  constexpr size_t kNeighbourParents = 4;
-  std::vector<Candidate> neighbours;
-  if (best.empty() || options_.neighbour_pool <= 0) return neighbours;
-  size_t parents = std::min(best.size(), kNeighbourParents);
-  std::unordered_set<uint64_t> seen;
-  for (int draw = 0; draw < options_.neighbour_pool; ++draw) {
-    size_t parent = (parents == 1 || draw % 2 == 0) ? 0 : 1 + size_t(draw / 2) % (parents - 1);
-    auto child = Mutate(best[parent]);
-    if (!child.ok() || measured.count(child->hash) || !seen.insert(child->hash).second) continue;
-    neighbours.push_back(std::move(child).value());
-  }
-  return neighbours;
 }
 
 std::vector<Candidate> EvolutionarySearch::Evolve(std::vector<Candidate> population, CandidateScorer& scorer) {
@@ -183,34 +157,21 @@ std::vector<Candidate> EvolutionarySearch::Evolve(std::vector<Candidate> populat
   return everything;
 }
 
-std::vector<Candidate> EvolutionarySearch::PickBatch(std::vector<Candidate> pool, std::vector<Candidate> neighbours,
-                                                     int batch_size, const std::set<uint64_t>& measured,
-                                                     CandidateScorer& scorer) {
-  std::vector<Candidate> batch;
-  std::unordered_set<uint64_t> seen;
-  auto by_score = [&](const std::vector<Candidate>& candidates) {
-    std::vector<const Candidate*> ptrs;
-    for (const Candidate& c : candidates) ptrs.push_back(&c);
-    std::vector<double> scores = scorer.Score(ptrs);
-    std::vector<size_t> order(candidates.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a] > scores[b]; });
-    return order;
-  };
-  // The climb first: the best-scored neighbours of the best programs.
-  int neighbour_picks = int(double(batch_size) * options_.neighbour_share + 0.5);
-  if (neighbour_picks > 0 && !neighbours.empty()) {
-    for (size_t i : by_score(neighbours)) {
-      if (int(batch.size()) == neighbour_picks) break;
-      if (seen.insert(neighbours[i].hash).second) batch.push_back(std::move(neighbours[i]));
-    }
-  }
+std::vector<Candidate> EvolutionarySearch::PickBatch(std::vector<Candidate> pool, int batch_size,
+                                                     const std::set<uint64_t>& measured, CandidateScorer& scorer) {
   std::vector<Candidate> fresh;
+  std::unordered_set<uint64_t> seen;
   for (Candidate& c : pool) {
     if (!measured.count(c.hash) && seen.insert(c.hash).second) fresh.push_back(std::move(c));
   }
-  std::vector<size_t> order = by_score(fresh);
+  std::vector<const Candidate*> ptrs;
+  for (const Candidate& c : fresh) ptrs.push_back(&c);
+  std::vector<double> scores = scorer.Score(ptrs);
+  std::vector<size_t> order(fresh.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a] > scores[b]; });
   int random_picks = int(double(batch_size) * options_.epsilon + 0.5);
+  std::vector<Candidate> batch;
   std::vector<bool> taken(fresh.size(), false);
   for (size_t i = 0; i < order.size() && int(batch.size()) < batch_size - random_picks; ++i) {
     batch.push_back(fresh[order[i]]);
@@ -228,15 +189,12 @@ std::vector<Candidate> EvolutionarySearch::PickBatch(std::vector<Candidate> pool
 
 Result<std::vector<Candidate>> EvolutionarySearch::NextBatch(int batch_size, const std::vector<Trace>& seeds,
                                                              const std::set<uint64_t>& measured, CandidateScorer& scorer) {
-  std::vector<Candidate> best = ReplaySeeds(seeds);
-  std::vector<Candidate> neighbours;
-  if (options_.neighbour_share > 0) neighbours = NeighboursOfBest(best, measured);
-  std::vector<Candidate> population = SampleInitPopulation(std::move(best));
+  std::vector<Candidate> population = SampleInitPopulation(seeds);
   if (population.empty()) {
     return Status::FailedPrecondition("the design space produced no valid program for " + default_func_.name);
   }
   std::vector<Candidate> pool = Evolve(std::move(population), scorer);
-  return PickBatch(std::move(pool), std::move(neighbours), batch_size, measured, scorer);
+  return PickBatch(std::move(pool), batch_size, measured, scorer);
 }
 
 }  // namespace tunefarm::tuner

@@ -167,49 +167,6 @@ TEST(EvolutionarySearchTest, BatchesNeverRepeatMeasuredPrograms) {
   }
 }
 
-// Decisions of `child` that differ from `parent`'s, by position (a missing
-// or extra decision counts as one).
-int DecisionDistance(const Trace& parent, const Trace& child) {
-  std::vector<size_t> a = parent.DecisionIndices(), b = child.DecisionIndices();
-  int distance = int(std::max(a.size(), b.size()) - std::min(a.size(), b.size()));
-  for (size_t k = 0; k < a.size() && k < b.size(); ++k) {
-    distance += parent.instructions()[a[k]].decision != child.instructions()[b[k]].decision;
-  }
-  return distance;
-}
-
-// With neighbour_share 1 a batch is made of mutations of the log's best
-// program (a climb from it); with 0 it comes from the pool, mostly random
-// samples that differ from the best in many decisions.
-TEST(EvolutionarySearchTest, NeighbourShareTakesMutationsOfTheBest) {
-  ir::PrimFunc f = ShrunkDefault(std::string(TUNEFARM_SOURCE_DIR) + "/configs/workloads/gmm_512.tf");
-  auto policy = MakeCpuSketchPolicy();
-  auto max_distance = [&](double neighbour_share) {
-    SearchOptions options;
-    options.population = 32;
-    options.generations = 1;
-    options.epsilon = 0;
-    options.tile_mutation_share = 1.0;
-    options.neighbour_share = neighbour_share;
-    EvolutionarySearch search(f, policy.get(), options, 9);
-    auto best = search.Sample();
-    EXPECT_TRUE(best.ok()) << best.status().ToString();
-    std::set<uint64_t> measured = {best->hash};
-    RandomScorer scorer(3);
-    auto batch = search.NextBatch(8, {best->trace}, measured, scorer);
-    EXPECT_TRUE(batch.ok()) << batch.status().ToString();
-    EXPECT_EQ(batch->size(), 8u);
-    int widest = 0;
-    for (const Candidate& c : *batch) {
-      EXPECT_FALSE(measured.count(c.hash));
-      widest = std::max(widest, DecisionDistance(best->trace, c.trace));
-    }
-    return widest;
-  };
-  EXPECT_LE(max_distance(1.0), 2);
-  EXPECT_GT(max_distance(0.0), 2);
-}
-
 // Counts over 40 mutations of random samples.
 struct MutationCounts {
   int children = 0;           // valid mutations

@@ -7,9 +7,7 @@
 //      mutation re-runs the sketch with one of a parent's decisions moved
 //      to a neighbouring value; invalid results are dropped, and a bounded
 //      number of attempts means the search cannot stall on them);
-//   3. NeighboursOfBest: mutants of the log's best few programs;
-//   4. PickBatch: a neighbour_share of the best-scored neighbours, then the
-//      best-scored unmeasured candidates of the pool, with an epsilon share
+//   3. PickBatch: the best-scored unmeasured candidates, with an epsilon share
 //      of random samples (epsilon-greedy), never a program measured before
 //      (programs are deduplicated by the hash of their lowered IR).
 #pragma once
@@ -77,14 +75,6 @@ struct SearchOptions {
   // MetaSchedule's CPU mutators give tile sizes 0.9 too; with every decision
   // alike, DEP's kernels were slower (docs/tuning-benchmarks.md, mutation).
   double tile_mutation_share = 0.9;
-  // Share of each batch taken from the neighbours of the best measured
-  // programs (one mutation away from the log's best few), ranked by the
-  // model: a climb from the best found so far, which the pool's tournament
-  // reaches only when the model happens to favour the measured best.
-  double neighbour_share = 0.25;
-  // Neighbours drawn per round: half from the best program, the rest from
-  // the next ones (kNeighbourParents in evolutionary_search.cpp).
-  int neighbour_pool = 64;
   int max_attempts_factor = 8;  // attempts per wanted candidate before giving up
 };
 
@@ -112,13 +102,10 @@ class EvolutionarySearch {
   // Positions into `decisions` (the trace's sampling instructions) in the
   // order Mutate tries them: a random order weighted by tile_mutation_share.
   std::vector<size_t> MutationOrder(const Trace& trace, const std::vector<size_t>& decisions);
-  // The log's best traces replayed, in order, duplicates and misfits dropped.
-  std::vector<Candidate> ReplaySeeds(const std::vector<Trace>& seeds);
-  std::vector<Candidate> SampleInitPopulation(std::vector<Candidate> replayed_seeds);
+  std::vector<Candidate> SampleInitPopulation(const std::vector<Trace>& seeds);
   std::vector<Candidate> Evolve(std::vector<Candidate> population, CandidateScorer& scorer);
-  std::vector<Candidate> NeighboursOfBest(const std::vector<Candidate>& best, const std::set<uint64_t>& measured);
-  std::vector<Candidate> PickBatch(std::vector<Candidate> pool, std::vector<Candidate> neighbours, int batch_size,
-                                   const std::set<uint64_t>& measured, CandidateScorer& scorer);
+  std::vector<Candidate> PickBatch(std::vector<Candidate> pool, int batch_size, const std::set<uint64_t>& measured,
+                                   CandidateScorer& scorer);
 
   ir::PrimFunc default_func_;
   const SketchPolicy* policy_;
