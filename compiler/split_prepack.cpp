@@ -5,6 +5,7 @@
 #include <set>
 
 #include "tunefarm/compiler/ir_visitor.h"
+#include "tunefarm/compiler/lower.h"
 
 namespace tunefarm {
 
@@ -132,6 +133,11 @@ std::optional<PrepackSplit> SplitPrepack(const PrimFunc& f) {
   }
   split.prepacked.body = body;
   return split;
+}
+
+Result<PrimFunc> LowerMeasuredCall(const PrimFunc& f) {
+  std::optional<PrepackSplit> split = SplitPrepack(f);
+  return LowerForCodegen(split ? split->prepacked : f);
 }
 
 }  // namespace tunefarm

@@ -6,7 +6,6 @@
 #include <unordered_set>
 
 #include "tunefarm/compiler/ir_printer.h"
-#include "tunefarm/compiler/lower.h"
 #include "tunefarm/compiler/schedule.h"
 #include "tunefarm/compiler/split_prepack.h"
 #include "tunefarm/tuner/mutation.h"
@@ -30,10 +29,7 @@ Result<Candidate> Finish(const Schedule& sch) {
   Candidate c;
   c.trace = sch.trace();
   c.func = sch.func();
-  // What a measured call runs: without the packing of constant inputs,
-  // which happens once ahead of the calls (split_prepack.h).
-  std::optional<PrepackSplit> split = SplitPrepack(c.func);
-  TF_ASSIGN_OR_RETURN(c.lowered, LowerForCodegen(split ? split->prepacked : c.func));
+  TF_ASSIGN_OR_RETURN(c.lowered, LowerMeasuredCall(c.func));
   c.hash = std::hash<std::string>()(ir::ToString(c.lowered));
   return c;
 }

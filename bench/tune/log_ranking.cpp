@@ -32,7 +32,6 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
-#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -40,7 +39,6 @@
 
 #include "tune_log.h"
 #include "tunefarm/compiler/ir_printer.h"
-#include "tunefarm/compiler/lower.h"
 #include "tunefarm/compiler/split_prepack.h"
 #include "tunefarm/compiler/workload_parser.h"
 #include "tunefarm/costmodel/cost_model.h"
@@ -108,8 +106,7 @@ struct Metrics {
 // call runs; `hash` names the program.
 Result<costmodel::FeatureVector> FeaturesOf(const Workload& w, const std::string& trace, uint64_t* hash) {
   TF_ASSIGN_OR_RETURN(ir::PrimFunc f, ReplayTrace(w, trace));
-  std::optional<PrepackSplit> split = SplitPrepack(f);
-  TF_ASSIGN_OR_RETURN(ir::PrimFunc lowered, LowerForCodegen(split ? split->prepacked : f));
+  TF_ASSIGN_OR_RETURN(ir::PrimFunc lowered, LowerMeasuredCall(f));
   *hash = std::hash<std::string>()(ir::ToString(lowered));
   return costmodel::ExtractFeatures(lowered);
 }

@@ -137,6 +137,32 @@ TEST(SplitPrepackTest, NothingToSplitWithoutConstantsOrWithACopyPerTask) {
   EXPECT_FALSE(SplitPrepack(*base).has_value());
 }
 
+// What a measured call runs, lowered: the prepacked entry when there is a
+// split (the packing of B is left out), the whole program otherwise.
+TEST(SplitPrepackTest, LowerMeasuredCallLeavesThePackingOut) {
+  auto packed = PackedMatmul(kConstMatmul, /*copy_a=*/false);
+  ASSERT_TRUE(packed.ok()) << packed.status().ToString();
+  auto split = SplitPrepack(*packed);
+  ASSERT_TRUE(split.has_value());
+  auto measured = LowerMeasuredCall(*packed);
+  ASSERT_TRUE(measured.ok()) << measured.status().ToString();
+  auto expected = LowerForCodegen(split->prepacked);
+  ASSERT_TRUE(expected.ok());
+  EXPECT_EQ(ir::ToString(*measured), ir::ToString(*expected));
+  EXPECT_EQ(ir::ToString(*measured).find("allocate B_global"), std::string::npos) << ir::ToString(*measured);
+
+  std::string plain(kConstMatmul);
+  plain.replace(plain.find("const "), 6, "");
+  auto whole = PackedMatmul(plain, false);
+  ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+  auto measured_whole = LowerMeasuredCall(*whole);
+  ASSERT_TRUE(measured_whole.ok()) << measured_whole.status().ToString();
+  auto expected_whole = LowerForCodegen(*whole);
+  ASSERT_TRUE(expected_whole.ok());
+  EXPECT_EQ(ir::ToString(*measured_whole), ir::ToString(*expected_whole));
+  EXPECT_NE(ir::ToString(*measured_whole).find("B_global"), std::string::npos) << ir::ToString(*measured_whole);
+}
+
 TEST(SplitPrepackTest, PreparedCallPacksOnceAndMatchesTheWholeKernel) {
   auto f = PackedMatmul(kConstMatmul, true);
   ASSERT_TRUE(f.ok()) << f.status().ToString();

@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "tunefarm/common/status.h"
 #include "tunefarm/compiler/ir.h"
 
 namespace tunefarm {
@@ -51,5 +52,11 @@ inline constexpr const char* kPrepackedSuffix = "_prepacked";
 // the schedule copies at the root). Deterministic in f: the code generator
 // and the callers of the entry points agree on the split by calling it.
 std::optional<PrepackSplit> SplitPrepack(const ir::PrimFunc& f);
+
+// LowerForCodegen (lower.h) of what one measured call of the scheduled `f`
+// runs: its prepacked entry when SplitPrepack splits it, else f itself. This
+// is the program cost models read and the search tells programs apart by; the
+// packing that runs once ahead of the calls is left out of both.
+Result<ir::PrimFunc> LowerMeasuredCall(const ir::PrimFunc& f);
 
 }  // namespace tunefarm
