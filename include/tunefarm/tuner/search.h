@@ -8,8 +8,7 @@
 //      to a neighbouring value; invalid results are dropped, and a bounded
 //      number of attempts means the search cannot stall on them);
 //   3. PickBatch: the best-scored unmeasured candidates, with an epsilon share
-//      drawn among the round's random samples of the sketch (epsilon-greedy;
-//      other candidates only when those run out), never a program measured before
+//      of random samples (epsilon-greedy), never a program measured before
 //      (programs are deduplicated by the hash of their lowered IR).
 #pragma once
 
@@ -19,7 +18,6 @@
 #include <random>
 #include <set>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "tunefarm/common/status.h"
@@ -55,9 +53,6 @@ class RandomScorer : public CandidateScorer {
 
  private:
   std::mt19937_64 rng_;
-  // Hashes of this round's random samples of the sketch (not the log's
-  // seeds, not mutations): where PickBatch draws its epsilon share.
-  std::unordered_set<uint64_t> random_samples_;
 };
 
 struct SearchOptions {
@@ -116,9 +111,6 @@ class EvolutionarySearch {
   const SketchPolicy* policy_;
   SearchOptions options_;
   std::mt19937_64 rng_;
-  // Hashes of this round's random samples of the sketch (not the log's
-  // seeds, not mutations): where PickBatch draws its epsilon share.
-  std::unordered_set<uint64_t> random_samples_;
 };
 
 }  // namespace tunefarm::tuner
