@@ -21,7 +21,8 @@ Result<CpuSketchConfig> LoadCpuSketchConfig(const std::string& path) {
   static const std::set<std::string> kKeys = {"spatial_levels", "reduce_levels", "max_vector_lanes", "max_inner_tile",
                                               "max_reduce_inner_tile", "unroll_steps", "cache_write", "inline_elementwise",
                                               "vector_lanes", "max_vector_register_tile",
-                                              "rfactor_max_spatial", "rfactor_min_reduction"};
+                                              "rfactor_max_spatial", "rfactor_min_reduction",
+                                              "register_tile_needs_reuse"};
   for (const auto& [key, value] : table) {
     if (!kKeys.count(std::string(key.str()))) {
       return Status::InvalidArgument(path + ": unknown key '" + std::string(key.str()) + "'");
@@ -60,6 +61,7 @@ Result<CpuSketchConfig> LoadCpuSketchConfig(const std::string& path) {
   TF_RETURN_IF_ERROR(get_int("rfactor_min_reduction", 1, int64_t(1) << 40, &c.rfactor_min_reduction));
   TF_RETURN_IF_ERROR(get_bool("cache_write", &c.cache_write));
   TF_RETURN_IF_ERROR(get_bool("inline_elementwise", &c.inline_elementwise));
+  TF_RETURN_IF_ERROR(get_bool("register_tile_needs_reuse", &c.register_tile_needs_reuse));
   if (const toml::node* n = table.get("unroll_steps")) {
     const toml::array* arr = n->as_array();
     if (!arr || arr->empty()) return Status::InvalidArgument(path + ": 'unroll_steps' must be a non-empty array of integers");

@@ -12,6 +12,7 @@
 #include "tunefarm/compiler/host_buffer.h"
 #include "tunefarm/compiler/interpreter.h"
 #include "tunefarm/compiler/ir_printer.h"
+#include "tunefarm/compiler/ir_visitor.h"
 #include "tunefarm/compiler/lower.h"
 #include "tunefarm/compiler/prepared_call.h"
 #include "tunefarm/compiler/split_prepack.h"
@@ -143,6 +144,98 @@ TEST(SketchRFactorTest, FewOutputsLongReductionGetPartialSums) {
   auto c = plain_search.Sample();
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(ir::ToString(c->func).find("_rf"), std::string::npos);
+}
+
+// Loops inside the first reduction loop of a DEP kernel that reads X and Wt
+// in place (the vector axis is w) and move X's channel index: the channel
+// tiles of the register tile.
+int ChannelLoopsInRegisterTile(const ir::PrimFunc& lowered) {
+  std::vector<const ir::For*> loops;
+  const ir::Load* x = nullptr;
+  const ir::Load* wt = nullptr;
+  ir::PostOrderVisit(lowered.body, [&](const ir::IRNode* n) {
+    if (n->kind == ir::IRNodeKind::kFor) loops.push_back(static_cast<const ir::For*>(n));
+    if (n->kind != ir::IRNodeKind::kLoad) return;
+    const auto* l = static_cast<const ir::Load*>(n);
+    if (l->buffer->name == "X") x = l;
+    if (l->buffer->name == "Wt") wt = l;
+  });
+  if (!x || !wt) return -1;
+  // Loops enclosing the X load, outermost first (an outer loop encloses more nodes).
+  std::vector<std::pair<size_t, const ir::For*>> enclosing;
+  for (const ir::For* f : loops) {
+    size_t nodes = 0;
+    bool holds = false;
+    ir::PostOrderVisit(f->body, [&](const ir::IRNode* n) {
+      ++nodes;
+      holds = holds || n == x;
+    });
+    if (holds) enclosing.push_back({nodes, f});
+  }
+  std::sort(enclosing.begin(), enclosing.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  bool inside_reduction = false;
+  int channel_loops = 0;
+  for (const auto& [nodes, f] : enclosing) {
+    // The reduction loops are the ones Wt's tap indices (r, s) move.
+    bool reduction = ir::UsesVar(wt->indices[1], f->loop_var.get()) || ir::UsesVar(wt->indices[2], f->loop_var.get());
+    inside_reduction = inside_reduction || reduction;
+    const int64_t* extent = ir::AsConstInt(f->extent);
+    if (inside_reduction && !reduction && extent && *extent > 1 && ir::UsesVar(x->indices[1], f->loop_var.get())) {
+      ++channel_loops;
+    }
+  }
+  return channel_loops;
+}
+
+// A depthwise convolution's channel axis reuses no input (each channel reads
+// its own plane and its own weights): with the rule on, no sample tiles it
+// inside the reduction loops, and the samples still compute what the default
+// does; with the rule off, some do. GMM's axes all reuse an input, so there
+// the rule changes no sample.
+TEST(SketchReuseTest, AxesWithoutReuseStayOutOfTheRegisterTile) {
+  auto w = ParseWorkloadFile(std::string(TUNEFARM_SOURCE_DIR) + "/configs/workloads/dep_3x3_c256_28.tf");
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  auto f = LowerToPrimFunc(*w);
+  ASSERT_TRUE(f.ok());
+  for (bool rule : {true, false}) {
+    CpuSketchConfig config;
+    config.register_tile_needs_reuse = rule;
+    auto policy = MakeCpuSketchPolicy(config);
+    EvolutionarySearch search(*f, policy.get(), SearchOptions{}, 21);
+    int in_place = 0, with_channel_tiles = 0;
+    for (int i = 0; i < 48; ++i) {
+      auto c = search.Sample();
+      ASSERT_TRUE(c.ok()) << c.status().ToString();
+      int channel_loops = ChannelLoopsInRegisterTile(c->lowered);
+      if (channel_loops < 0) continue;
+      ++in_place;
+      with_channel_tiles += channel_loops > 0;
+      if (rule && in_place <= 2) ExpectSameAsDefault(*f, c->func, /*jit=*/true);
+      if (rule && in_place <= 2) {
+        auto m = search.Mutate(*c);
+        ASSERT_TRUE(m.ok()) << m.status().ToString();
+        EXPECT_EQ(ChannelLoopsInRegisterTile(m->lowered) > 0, false) << m->trace.ToText();
+      }
+    }
+    EXPECT_GE(in_place, 12) << (rule ? "on" : "off");
+    if (rule) {
+      EXPECT_EQ(with_channel_tiles, 0);
+    } else {
+      EXPECT_GE(with_channel_tiles, 6);
+    }
+  }
+  ir::PrimFunc gmm = ShrunkDefault(std::string(TUNEFARM_SOURCE_DIR) + "/configs/workloads/gmm_512.tf");
+  CpuSketchConfig off;
+  off.register_tile_needs_reuse = false;
+  auto on_policy = MakeCpuSketchPolicy();
+  auto off_policy = MakeCpuSketchPolicy(off);
+  EvolutionarySearch on_search(gmm, on_policy.get(), SearchOptions{}, 4), off_search(gmm, off_policy.get(), SearchOptions{}, 4);
+  for (int i = 0; i < 8; ++i) {
+    auto a = on_search.Sample();
+    auto b = off_search.Sample();
+    ASSERT_EQ(a.ok(), b.ok());
+    if (a.ok()) EXPECT_EQ(a->trace.ToText(), b->trace.ToText());
+  }
 }
 
 TEST(EvolutionarySearchTest, BatchesNeverRepeatMeasuredPrograms) {
