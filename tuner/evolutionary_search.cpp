@@ -119,7 +119,9 @@ std::vector<Candidate> EvolutionarySearch::SampleInitPopulation(const std::vecto
   int attempts = options_.population * options_.max_attempts_factor;
   while (int(population.size()) < options_.population && attempts-- > 0) {
     auto c = Sample();
-    if (c.ok() && seen.insert(c->hash).second) population.push_back(std::move(c).value());
+    if (!c.ok() || !seen.insert(c->hash).second) continue;
+    random_samples_.insert(c->hash);
+    population.push_back(std::move(c).value());
   }
   return population;
 }
@@ -173,18 +175,24 @@ std::vector<Candidate> EvolutionarySearch::PickBatch(std::vector<Candidate> pool
     batch.push_back(fresh[order[i]]);
     taken[order[i]] = true;
   }
-  // Epsilon-greedy: the rest uniformly from what the model ranked lower.
-  std::vector<size_t> rest;
+  // Epsilon-greedy: the rest drawn uniformly from this round's random
+  // samples the model ranked lower, as Ansor and MetaSchedule draw theirs,
+  // rather than from the whole pool, which is mostly mutations of what the
+  // model already favours; other candidates only when those run out.
+  std::vector<size_t> samples, others;
   for (size_t i = 0; i < fresh.size(); ++i) {
-    if (!taken[i]) rest.push_back(i);
+    if (!taken[i]) (random_samples_.count(fresh[i].hash) ? samples : others).push_back(i);
   }
-  std::shuffle(rest.begin(), rest.end(), rng_);
-  for (size_t i = 0; i < rest.size() && int(batch.size()) < batch_size; ++i) batch.push_back(fresh[rest[i]]);
+  std::shuffle(samples.begin(), samples.end(), rng_);
+  std::shuffle(others.begin(), others.end(), rng_);
+  samples.insert(samples.end(), others.begin(), others.end());
+  for (size_t i = 0; i < samples.size() && int(batch.size()) < batch_size; ++i) batch.push_back(fresh[samples[i]]);
   return batch;
 }
 
 Result<std::vector<Candidate>> EvolutionarySearch::NextBatch(int batch_size, const std::vector<Trace>& seeds,
                                                              const std::set<uint64_t>& measured, CandidateScorer& scorer) {
+  random_samples_.clear();
   std::vector<Candidate> population = SampleInitPopulation(seeds);
   if (population.empty()) {
     return Status::FailedPrecondition("the design space produced no valid program for " + default_func_.name);

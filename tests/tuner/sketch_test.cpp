@@ -260,6 +260,44 @@ TEST(EvolutionarySearchTest, BatchesNeverRepeatMeasuredPrograms) {
   }
 }
 
+// Scores every candidate alike and keeps the hashes of the first call's
+// candidates: a round's first generation, the log's seeds and the random
+// samples of the sketch.
+class FirstGenerationScorer : public CandidateScorer {
+ public:
+  std::vector<double> Score(const std::vector<const Candidate*>& candidates) override {
+    if (first_generation.empty()) {
+      for (const Candidate* c : candidates) first_generation.insert(c->hash);
+    }
+    return std::vector<double>(candidates.size(), 0.0);
+  }
+  std::set<uint64_t> first_generation;
+};
+
+// The epsilon share of a batch is drawn among the round's random samples of
+// the sketch, not among the mutations the pool is mostly made of.
+TEST(EvolutionarySearchTest, EpsilonPicksAreRandomSamplesOfTheSketch) {
+  ir::PrimFunc f = ShrunkDefault(std::string(TUNEFARM_SOURCE_DIR) + "/configs/workloads/gmm_512.tf");
+  auto policy = MakeCpuSketchPolicy();
+  SearchOptions options;
+  options.population = 32;
+  options.generations = 3;
+  options.epsilon = 1.0;
+  EvolutionarySearch search(f, policy.get(), options, 13);
+  auto seed = search.Sample();
+  ASSERT_TRUE(seed.ok()) << seed.status().ToString();
+  std::set<uint64_t> measured = {seed->hash};
+  FirstGenerationScorer scorer;
+  auto batch = search.NextBatch(12, {seed->trace}, measured, scorer);
+  ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+  ASSERT_EQ(batch->size(), 12u);
+  ASSERT_EQ(scorer.first_generation.size(), 32u);
+  for (const Candidate& c : *batch) {
+    EXPECT_NE(c.hash, seed->hash);
+    EXPECT_TRUE(scorer.first_generation.count(c.hash)) << "an epsilon pick that is not a random sample";
+  }
+}
+
 // Counts over 40 mutations of random samples.
 struct MutationCounts {
   int children = 0;           // valid mutations

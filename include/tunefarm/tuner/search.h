@@ -8,7 +8,8 @@
 //      to a neighbouring value; invalid results are dropped, and a bounded
 //      number of attempts means the search cannot stall on them);
 //   3. PickBatch: the best-scored unmeasured candidates, with an epsilon share
-//      of random samples (epsilon-greedy), never a program measured before
+//      drawn among the round's random samples of the sketch (epsilon-greedy;
+//      other candidates only when those run out), never a program measured before
 //      (programs are deduplicated by the hash of their lowered IR).
 #pragma once
 
@@ -18,6 +19,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "tunefarm/common/status.h"
@@ -65,10 +67,13 @@ struct SearchOptions {
   int population = 128;
   int generations = 3;
   double elite_fraction = 0.25;
-  // Share of each batch picked at random among the candidates the model
-  // ranked lower. Higher than Ansor's 0.05: the search's picks cluster, and
-  // a quarter drawn at random reached 90 % of the best more often
-  // (docs/tuning-benchmarks.md, epsilon).
+  // Share of each batch picked at random among the round's random samples
+  // the model ranked lower. Higher than Ansor's 0.05: the search's picks
+  // cluster, and a quarter drawn at random reached 90 % of the best more
+  // often (docs/tuning-benchmarks.md, epsilon). Drawn among random samples
+  // rather than the whole pool once the sketch kept depthwise channels out
+  // of the register tile: before that, DEP's random samples were too slow
+  // to be worth a pick (docs/tuning-benchmarks.md, register-tile reuse).
   double epsilon = 0.25;
   // Share of mutations that step a tile decision; the rest step the other
   // decisions (unroll, packing, accumulator level). Ansor's and
@@ -111,6 +116,9 @@ class EvolutionarySearch {
   const SketchPolicy* policy_;
   SearchOptions options_;
   std::mt19937_64 rng_;
+  // Hashes of this round's random samples of the sketch (not the log's
+  // seeds, not mutations): where PickBatch draws its epsilon share.
+  std::unordered_set<uint64_t> random_samples_;
 };
 
 }  // namespace tunefarm::tuner
