@@ -238,13 +238,18 @@ TEST(SketchReuseTest, AxesWithoutReuseStayOutOfTheRegisterTile) {
   }
 }
 
+// A search pool small enough for a unit test: 32 programs a generation.
+SearchOptions SmallPool(int generations) {
+  SearchOptions options;
+  options.population = 32;
+  options.generations = generations;
+  return options;
+}
+
 TEST(EvolutionarySearchTest, BatchesNeverRepeatMeasuredPrograms) {
   ir::PrimFunc f = ShrunkDefault(std::string(TUNEFARM_SOURCE_DIR) + "/configs/workloads/gmm_512.tf");
   auto policy = MakeCpuSketchPolicy();
-  SearchOptions options;
-  options.population = 32;
-  options.generations = 2;
-  EvolutionarySearch search(f, policy.get(), options, 5);
+  EvolutionarySearch search(f, policy.get(), SmallPool(2), 5);
   RandomScorer scorer(1);
   std::set<uint64_t> measured;
   std::vector<Trace> seeds;
@@ -279,9 +284,7 @@ class FirstGenerationScorer : public CandidateScorer {
 TEST(EvolutionarySearchTest, EpsilonPicksAreRandomSamplesOfTheSketch) {
   ir::PrimFunc f = ShrunkDefault(std::string(TUNEFARM_SOURCE_DIR) + "/configs/workloads/gmm_512.tf");
   auto policy = MakeCpuSketchPolicy();
-  SearchOptions options;
-  options.population = 32;
-  options.generations = 3;
+  SearchOptions options = SmallPool(3);
   options.epsilon = 1.0;
   EvolutionarySearch search(f, policy.get(), options, 13);
   auto seed = search.Sample();
