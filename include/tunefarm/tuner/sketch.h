@@ -32,9 +32,10 @@ struct CpuSketchConfig {
   std::vector<int64_t> unroll_steps = {0, 16, 64, 512};  // auto-unroll candidates
   bool cache_write = true;             // local accumulators for reductions
   bool inline_elementwise = true;      // compute_inline element-wise producers
-  // Spatial axes along which no input is reused (every input is indexed by
-  // them) get tile 1 at the levels inside the first reduction level, so the
-  // register tile holds only accumulators that share loaded values.
+  // Spatial axes along which no input is reused (every input has a
+  // dimension indexed by the axis variable itself: a depthwise convolution's
+  // channels) get tile 1 at the levels inside the first reduction level, so
+  // the register tile holds only accumulators that share loaded values.
   bool register_tile_needs_reuse = true;
   // rfactor for reductions with little spatial parallelism: at most this many
   // output elements, over at least rfactor_min_reduction reduced elements.
