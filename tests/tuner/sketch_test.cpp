@@ -210,11 +210,13 @@ TEST(SketchReuseTest, AxesWithoutReuseStayOutOfTheRegisterTile) {
       if (channel_loops < 0) continue;
       ++in_place;
       with_channel_tiles += channel_loops > 0;
-      if (rule && in_place <= 2) ExpectSameAsDefault(*f, c->func, /*jit=*/true);
       if (rule && in_place <= 2) {
+        ExpectSameAsDefault(*f, c->func, /*jit=*/true);
+        // A mutation re-runs the sketch: it keeps the rule too (-1: it moved
+        // the vector axis to the channels, which packs X and Wt).
         auto m = search.Mutate(*c);
         ASSERT_TRUE(m.ok()) << m.status().ToString();
-        EXPECT_EQ(ChannelLoopsInRegisterTile(m->lowered) > 0, false) << m->trace.ToText();
+        EXPECT_LE(ChannelLoopsInRegisterTile(m->lowered), 0) << m->trace.ToText();
       }
     }
     EXPECT_GE(in_place, 12) << (rule ? "on" : "off");
