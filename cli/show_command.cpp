@@ -1,12 +1,20 @@
-// `tunefarm show`: what tunefarm makes of a workload, stage by stage.
+// `tunefarm show`: what tunefarm makes of a workload, stage by stage; with
+// --db, of the tuned schedule the log holds for it (the record `tunefarm
+// compile --db` would build: same lookup, same fallback chain).
 #include <fmt/core.h>
+
+#include <memory>
 
 #include "commands.h"
 #include "kernel_runner.h"
 #include "tunefarm/compiler/codegen_llvm.h"
 #include "tunefarm/compiler/ir_printer.h"
 #include "tunefarm/compiler/lower.h"
+#include "tunefarm/compiler/schedule.h"
+#include "tunefarm/compiler/trace.h"
 #include "tunefarm/compiler/workload_parser.h"
+#include "tunefarm/database/layered_database.h"
+#include "tunefarm/tuner/kernel_build.h"
 
 namespace tunefarm::cli {
 
@@ -19,7 +27,40 @@ struct ShowOptions {
   bool lowered = false;
   bool llvm_ir = false;
   bool assembly = false;
+  std::string db;
+  std::string system_db;
 };
+
+// The log's best replaying record for `w` on `target` applied to `default_func`;
+// nullopt (and a note on stderr) when the log has none. A log that cannot be
+// opened, or whose records for the workload all fail to replay, is an error.
+Result<std::optional<ir::PrimFunc>> TunedFunc(const ShowOptions& o, const Workload& w, const Target& target,
+                                              const ir::PrimFunc& default_func) {
+  database::OpenOptions read_only;
+  read_only.read_only = true;
+  std::string system = o.system_db.empty() ? database::DefaultSystemDatabasePath() : o.system_db;
+  TF_ASSIGN_OR_RETURN(auto db, database::LayeredDatabase::Open(o.db, system, read_only, !o.system_db.empty()));
+  std::vector<tuner::PassedOverRecord> passed_over;
+  TF_ASSIGN_OR_RETURN(database::LayeredBest best,
+                      db->GetBest(StructuralHashHex(w), tuner::KernelRecordTarget(target, std::nullopt),
+                                  tuner::TraceReplaysOn(default_func, &passed_over)));
+  if (!best.best.record) {
+    if (!passed_over.empty()) return tuner::NoRecordReplays(passed_over, o.db, w.name);
+    fmt::print(stderr, "tunefarm show: {}: no tuning record for {} in {}; showing the default schedule only\n",
+               w.name, target.ToString(), o.db);
+    return std::optional<ir::PrimFunc>();
+  }
+  const database::TuningRecord& r = *best.best.record;
+  TF_ASSIGN_OR_RETURN(Trace trace, Trace::Parse(r.trace));
+  Schedule sch(default_func);
+  TF_RETURN_IF_ERROR(trace.ApplyTo(sch));
+  double ms = r.MeanSec().value_or(0) * 1e3;
+  fmt::print("\n# tuned schedule: record #{} of the {} log ({} match), {:.4f} ms measured on {}, {:.2f} GFLOP/s\n",
+             r.id, database::LayerName(best.layer), database::FallbackLevelName(best.best.level), ms,
+             r.target.fingerprint.arch, ms > 0 ? w.Flops() / (ms * 1e6) : 0.0);
+  fmt::print("# trace\n{}{}", r.trace, r.trace.empty() || r.trace.back() == '\n' ? "" : "\n");
+  return std::optional<ir::PrimFunc>(sch.func());
+}
 
 int Show(const ShowOptions& o) {
   auto w = LoadWorkload(o.workload_path, o.overrides);
@@ -35,8 +76,26 @@ int Show(const ShowOptions& o) {
     return kExitInternalError;
   }
   fmt::print("# default schedule\n{}", ir::ToString(*f));
+  auto target = Target::Parse(o.target);
+  if (!target.ok()) {
+    fmt::print(stderr, "error: {}\n", target.status().message());
+    return kExitUserError;
+  }
+  // What --lowered, --llvm and --asm print: the tuned loop nest when there is one.
+  ir::PrimFunc shown = *f;
+  if (!o.db.empty()) {
+    auto tuned = TunedFunc(o, *w, *target, *f);
+    if (!tuned.ok()) {
+      fmt::print(stderr, "error: {}\n", tuned.status().message());
+      return kExitUserError;
+    }
+    if (tuned->has_value()) {
+      shown = **tuned;
+      fmt::print("# tuned loop nest\n{}", ir::ToString(shown));
+    }
+  }
   if (o.lowered) {
-    auto lowered = LowerForCodegen(*f);
+    auto lowered = LowerForCodegen(shown);
     if (!lowered.ok()) {
       fmt::print(stderr, "error: {}\n", lowered.status().message());
       return kExitInternalError;
@@ -44,12 +103,7 @@ int Show(const ShowOptions& o) {
     fmt::print("\n# after lowering for code generation\n{}", ir::ToString(*lowered));
   }
   if (o.llvm_ir || o.assembly) {
-    auto target = Target::Parse(o.target);
-    if (!target.ok()) {
-      fmt::print(stderr, "error: {}\n", target.status().message());
-      return kExitUserError;
-    }
-    auto text = o.llvm_ir ? EmitLLVMIR(*f, *target) : EmitAssembly(*f, *target);
+    auto text = o.llvm_ir ? EmitLLVMIR(shown, *target) : EmitAssembly(shown, *target);
     if (!text.ok()) {
       fmt::print(stderr, "error: {}\n", text.status().ToString());
       return kExitInternalError;
@@ -66,13 +120,22 @@ void AddShowCommand(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand("show", "Print a workload, its hash and its loop IR");
   cmd->footer(
       "Parses WORKLOAD and prints its canonical text, structural hash and FLOP count, then\n"
-      "the default loop nest. --lowered, --llvm and --asm go further down the pipeline.");
+      "the default loop nest. --lowered, --llvm and --asm go further down the pipeline.\n"
+      "With --db, also the log's best record for the workload on --target (the one\n"
+      "`tunefarm compile --db` builds): its trace and the tuned loop nest, and --lowered,\n"
+      "--llvm and --asm show the tuned kernel.\n\n"
+      "Example:\n"
+      "  tunefarm show configs/workloads/gmm_512.tf --db tunefarm.db --lowered");
   cmd->add_option("workload", options->workload_path, "Workload file (.tf)")->required()->check(CLI::ExistingFile);
   cmd->add_option("--set", options->overrides, "Override a shape parameter, e.g. --set M=16");
-  cmd->add_option("--target", options->target, "Target for --llvm/--asm")->capture_default_str();
+  cmd->add_option("--target", options->target, "Target for --db, --llvm and --asm")->capture_default_str();
   cmd->add_flag("--lowered", options->lowered, "Also print the IR the code generator receives");
   cmd->add_flag("--llvm", options->llvm_ir, "Also print the optimized LLVM IR");
   cmd->add_flag("--asm", options->assembly, "Also print the assembly");
+  cmd->add_option("--db", options->db, "Tuning log: also show its best schedule for the workload")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--system-db", options->system_db,
+                  "Read-only system log under the user's (default: the installed one, if any)");
   cmd->callback([options, exit_code] { *exit_code = Show(*options); });
 }
 

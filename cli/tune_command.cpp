@@ -209,7 +209,7 @@ void AddTuneCommand(CLI::App& app, int* exit_code) {
                   "Records of other workloads in the log (same target) the cost model learns from first; 0: off")
       ->capture_default_str()->check(CLI::Range(0, 100000));
   cmd->add_option("--epsilon", o->epsilon,
-                  "Share of each batch picked at random among the candidates the cost model ranked lower (epsilon-greedy)")
+                  "Share of each batch picked at random among the round's fresh random samples, not by the cost model (epsilon-greedy)")
       ->capture_default_str()->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--population", o->population,
                   "Programs per generation of the evolutionary search (the first: up to 16 of the log's best plus "

@@ -89,6 +89,15 @@ TEST_F(CliTest, TuneResumeCompileLinkAndCheck) {
       << "the object must hold the log's best schedule\n" << header_text;
   EXPECT_NE(header_text.find("int32_t mm("), std::string::npos) << header_text;
 
+  // `show --db` names the same record and prints its trace and loop nest.
+  Output show = RunTunefarm("show " + P("mm.tf") + " --db " + P("log.db") + " --lowered");
+  ASSERT_EQ(show.code, 0) << show.text;
+  EXPECT_NE(show.text.find("# tuned schedule: record #" + std::to_string(best_id) + " "), std::string::npos) << show.text;
+  EXPECT_NE(show.text.find("tunefarm-trace 1\n"), std::string::npos) << show.text;
+  size_t nest = show.text.find("# tuned loop nest\nfunc mm(");
+  EXPECT_NE(nest, std::string::npos) << show.text;
+  EXPECT_GT(show.text.find("# after lowering for code generation"), nest) << show.text;
+
   // Link the object with the runtime into a library, load it, run it.
   std::string runtime = std::string(TUNEFARM_BINARY_DIR) + "/runtime";
   std::string link = "cc -shared -o " + P("mm.so") + " " + P("mm.o") + " -L" + runtime + " -ltunefarm_runtime -Wl,-rpath," +
@@ -124,6 +133,10 @@ TEST_F(CliTest, CompileWithoutRecordFallsBackOrFailsWhenTuningIsRequired) {
   Output required = RunTunefarm("compile " + P("other.tf") + " --db " + P("log.db") + " -o " + P("o.o") + " --require-tuned");
   EXPECT_EQ(required.code, 3) << required.text;
   EXPECT_NE(required.text.find("--require-tuned"), std::string::npos) << required.text;
+  Output show = RunTunefarm("show " + P("other.tf") + " --db " + P("log.db"));
+  EXPECT_EQ(show.code, 0) << show.text;
+  EXPECT_NE(show.text.find("no tuning record"), std::string::npos) << show.text;
+  EXPECT_EQ(show.text.find("# tuned"), std::string::npos) << show.text;
 }
 
 TEST_F(CliTest, UserErrorsGetAClearMessageAndExitCodeOne) {
@@ -139,6 +152,8 @@ TEST_F(CliTest, UserErrorsGetAClearMessageAndExitCodeOne) {
       {"compile " + P("mm.tf") + " --db " + P("missing.db") + " -o " + P("x.o"), "missing.db"},
       {"compile " + P("mm.tf") + " --db " + P("corrupt.db") + " -o " + P("x.o"), "not a tunefarm database"},
       {"tune " + P("mm.tf") + " --db " + P("corrupt.db"), "not a tunefarm database"},
+      {"show " + P("mm.tf") + " --db " + P("corrupt.db"), "not a tunefarm database"},
+      {"show " + P("mm.tf") + " --target 'llvm -mcpu=notacpu'", "notacpu"},
       {"compile " + P("mm.tf") + " --target 'llvm -mcpu=notacpu' -o " + P("x.o"), "notacpu"},
       {"compile " + P("mm.tf") + " --target 'gpu' -o " + P("x.o"), "gpu"},
       {"run " + P("mm.tf") + " --set M=abc", "not an integer"},
