@@ -2,7 +2,9 @@
 // orders the kernels a search actually measured, in two readings.
 //
 //   tunefarm_log_ranking --log DB [--log DB ...] [--online-log DB ...] [--only W,...]
-//                        [--folds K] [--window N] [--max-programs N] [--predictions FILE]
+//                        [--folds K] [--window N] [--max-programs N] [--predictions FILE] [--transfer]
+//                        [--rounds N --depth N --eta X --min-child X --colsample X --subsample X
+//                         --pairsample N --seed N]   (XGBoost settings; default: the tuner's)
 //
 // Held out (TenSet's metrics): every distinct program of a workload, from all
 // the logs given (--log and --online-log), goes into one of K folds (default
@@ -12,6 +14,10 @@
 // program measured by several logs is one record with the mean of its times.
 // --max-programs keeps a random N of each workload's programs (a learning
 // curve on the same data).
+//
+// Transfer (--transfer): for each workload, a model trained on every other
+// workload's programs scores all of its own -- what a warm-started search
+// knows before its first measurement.
 //
 // Online (what the search sees), on the --online-log logs only (give the
 // model-guided ones: a random-search log's next trials are random picks):
@@ -111,9 +117,11 @@ Result<costmodel::FeatureVector> FeaturesOf(const Workload& w, const std::string
   return costmodel::ExtractFeatures(lowered);
 }
 
-// A fresh model trained on `train` (query groups: workloads).
-Result<std::unique_ptr<XGBoostCostModel>> Train(const std::vector<const Program*>& train) {
-  auto model = std::make_unique<XGBoostCostModel>();
+// A fresh model with `options` (the tuner's defaults unless flags say
+// otherwise) trained on `train` (query groups: workloads).
+Result<std::unique_ptr<XGBoostCostModel>> Train(const std::vector<const Program*>& train,
+                                                const costmodel::XGBoostCostModelOptions& options) {
+  auto model = std::make_unique<XGBoostCostModel>(options);
   std::vector<MeasuredCandidate> candidates;
   for (const Program* p : train) {
     MeasuredCandidate c;
@@ -168,6 +176,8 @@ struct Options {
   int window = 50;
   size_t max_programs = 0;  // 0: all
   std::FILE* predictions = nullptr;
+  bool transfer = false;  // --transfer
+  costmodel::XGBoostCostModelOptions model;  // --rounds --depth --eta --min-child --colsample --subsample --pairsample --seed
 };
 
 // Every log's correct trials per workload, as runs; duplicate runs dropped.
@@ -254,7 +264,7 @@ Status HeldOut(const Options& o, const std::map<std::string, std::vector<Program
     for (const auto& [name, list] : programs) {
       for (size_t i = 0; i < list.size(); ++i) (fold_of[name][i] == k ? test[name] : train).push_back(&list[i]);
     }
-    TF_ASSIGN_OR_RETURN(auto model, Train(train));
+    TF_ASSIGN_OR_RETURN(auto model, Train(train, o.model));
     for (const auto& [name, t] : test) TF_RETURN_IF_ERROR(Score(*model, t, held_out[name], o.predictions));
   }
   Metrics mean;
@@ -272,6 +282,26 @@ Status HeldOut(const Options& o, const std::map<std::string, std::vector<Program
   return Status::OK();
 }
 
+Status Transfer(const Options& o, const std::map<std::string, std::vector<Program>>& programs) {
+  std::printf("---- transfer (each workload scored by a model trained on the other workloads only)\n");
+  Metrics mean;
+  for (const auto& [name, list] : programs) {
+    std::vector<const Program*> train, test;
+    for (const auto& [other, other_list] : programs) {
+      for (const Program& p : other_list) (other == name ? test : train).push_back(&p);
+    }
+    if (train.empty()) continue;
+    TF_ASSIGN_OR_RETURN(auto model, Train(train, o.model));
+    Metrics m;
+    TF_RETURN_IF_ERROR(Score(*model, test, m, nullptr));
+    m.Print(name.c_str());
+    if (m.evaluations == 0) continue;
+    mean.pairwise += m.pairwise, mean.top1 += m.top1, mean.top5 += m.top5, ++mean.evaluations;
+  }
+  mean.Print("mean of workloads");
+  return Status::OK();
+}
+
 Status Online(const Options& o, const std::vector<LoggedRun>& runs) {
   std::printf("---- online (each --online-log alone: trained on its first n trials, scoring the next %d)\n", o.window);
   std::map<std::string, Metrics> online;
@@ -282,7 +312,7 @@ Status Online(const Options& o, const std::vector<LoggedRun>& runs) {
       std::vector<const Program*> train, test;
       for (size_t i = 0; i < n; ++i) train.push_back(&run.trials[i]);
       for (size_t i = n; i < n + window; ++i) test.push_back(&run.trials[i]);
-      TF_ASSIGN_OR_RETURN(auto model, Train(train));
+      TF_ASSIGN_OR_RETURN(auto model, Train(train, o.model));
       TF_RETURN_IF_ERROR(Score(*model, test, online[run.workload], nullptr));
     }
   }
@@ -304,10 +334,16 @@ int main(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
+    if (a == "--transfer") {
+      o.transfer = true;
+      continue;
+    }
     if (i + 1 >= argc) {
       std::fprintf(stderr,
                    "usage: %s --log DB [--log DB ...] [--online-log DB ...] [--only W,...] [--folds K] [--window N] "
-                   "[--max-programs N] [--predictions FILE]\n",
+                   "[--max-programs N] [--predictions FILE] [--transfer]\n"
+                   "  XGBoost settings (default: the tuner's): [--rounds N] [--depth N] [--eta X] [--min-child X]\n"
+                   "  [--colsample X] [--subsample X] [--pairsample N] [--seed N]\n",
                    argv[0]);
       return 2;
     }
@@ -332,6 +368,22 @@ int main(int argc, char** argv) {
       }
     } else if (a == "--workloads") {
       o.workload_dir = v;
+    } else if (a == "--rounds") {
+      o.model.params.num_rounds = std::atoi(v.c_str());
+    } else if (a == "--depth") {
+      o.model.params.max_depth = std::atoi(v.c_str());
+    } else if (a == "--eta") {
+      o.model.params.eta = std::atof(v.c_str());
+    } else if (a == "--min-child") {
+      o.model.params.min_child_weight = std::atof(v.c_str());
+    } else if (a == "--colsample") {
+      o.model.params.colsample_bytree = std::atof(v.c_str());
+    } else if (a == "--subsample") {
+      o.model.params.subsample = std::atof(v.c_str());
+    } else if (a == "--pairsample") {
+      o.model.params.num_pairsample = std::atoi(v.c_str());
+    } else if (a == "--seed") {
+      o.model.params.seed = uint64_t(std::atoll(v.c_str()));
     } else {
       std::fprintf(stderr, "unknown argument %s\n", a.c_str());
       return 2;
@@ -354,7 +406,7 @@ int main(int argc, char** argv) {
     }
     std::printf("  %-18s %d runs, %d correct trials, %zu distinct programs\n", name.c_str(), logs, trials, list.size());
   }
-  Status st = HeldOut(o, programs);
+  Status st = o.transfer ? Transfer(o, programs) : HeldOut(o, programs);
   if (st.ok()) st = Online(o, *runs);
   if (o.predictions) std::fclose(o.predictions);
   return st.ok() ? 0 : Fail(st);
