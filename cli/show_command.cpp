@@ -3,7 +3,7 @@
 // compile --db` would build: same lookup, same fallback chain).
 #include <fmt/core.h>
 
-#include <memory>
+#include <optional>
 
 #include "commands.h"
 #include "kernel_runner.h"
