@@ -29,7 +29,47 @@ struct ShowOptions {
   bool assembly = false;
   std::string db;
   std::string system_db;
+  int64_t record_id = 0;  // --record: this record of --db instead of the best
 };
+
+// Replays a record on `default_func` and prints its header line (where it
+// is from, its time or its error) and its trace.
+Result<ir::PrimFunc> ReplayRecord(const Workload& w, const database::TuningRecord& r, const std::string& where,
+                                  const ir::PrimFunc& default_func) {
+  TF_ASSIGN_OR_RETURN(Trace trace, Trace::Parse(r.trace));
+  Schedule sch(default_func);
+  TF_RETURN_IF_ERROR(trace.ApplyTo(sch));
+  if (r.ok()) {
+    double ms = *r.MeanSec() * 1e3;
+    fmt::print("\n# {}: record #{} {}, {:.4f} ms measured on {}, {:.2f} GFLOP/s\n",
+               r.trace.empty() ? "default schedule" : "tuned schedule", r.id, where, ms, r.target.fingerprint.arch,
+               w.Flops() / (ms * 1e6));
+  } else {
+    fmt::print("\n# record #{} {}: failed ({}{}{})\n", r.id, where, database::ErrorKindName(r.error_kind),
+               r.error_msg.empty() ? "" : ": ", r.error_msg);
+  }
+  fmt::print("# trace\n{}{}", r.trace, r.trace.empty() || r.trace.back() == '\n' ? "" : "\n");
+  return sch.func();
+}
+
+// --record: that record of the user log, which must be one of `w`'s.
+Result<ir::PrimFunc> RecordFunc(const ShowOptions& o, const Workload& w, const ir::PrimFunc& default_func) {
+  database::OpenOptions read_only;
+  read_only.read_only = true;
+  TF_ASSIGN_OR_RETURN(auto db, database::Database::Open(o.db, read_only));
+  std::optional<database::TuningRecord> found;
+  database::RecordFilter filter;
+  filter.workload_hash = StructuralHashHex(w);
+  TF_RETURN_IF_ERROR(db->ForEachRecord(filter, [&](const database::TuningRecord& r) {
+    if (r.id == o.record_id) found = r;
+    return Status::OK();
+  }));
+  if (!found) {
+    return Status::NotFound("record #" + std::to_string(o.record_id) + " of " + o.db + " is not a record of workload " +
+                            w.name + " (tunefarm db top lists a workload's records with their ids)");
+  }
+  return ReplayRecord(w, *found, "of " + o.db, default_func);
+}
 
 // The log's best replaying record for `w` on `target` applied to `default_func`;
 // nullopt (and a note on stderr) when the log has none. A log that cannot be
@@ -50,16 +90,10 @@ Result<std::optional<ir::PrimFunc>> TunedFunc(const ShowOptions& o, const Worklo
                w.name, target.ToString(), o.db);
     return std::optional<ir::PrimFunc>();
   }
-  const database::TuningRecord& r = *best.best.record;
-  TF_ASSIGN_OR_RETURN(Trace trace, Trace::Parse(r.trace));
-  Schedule sch(default_func);
-  TF_RETURN_IF_ERROR(trace.ApplyTo(sch));
-  double ms = r.MeanSec().value_or(0) * 1e3;
-  fmt::print("\n# tuned schedule: record #{} of the {} log ({} match), {:.4f} ms measured on {}, {:.2f} GFLOP/s\n",
-             r.id, database::LayerName(best.layer), database::FallbackLevelName(best.best.level), ms,
-             r.target.fingerprint.arch, ms > 0 ? w.Flops() / (ms * 1e6) : 0.0);
-  fmt::print("# trace\n{}{}", r.trace, r.trace.empty() || r.trace.back() == '\n' ? "" : "\n");
-  return std::optional<ir::PrimFunc>(sch.func());
+  std::string where = "of the " + std::string(database::LayerName(best.layer)) + " log (" +
+                      std::string(database::FallbackLevelName(best.best.level)) + " match)";
+  TF_ASSIGN_OR_RETURN(ir::PrimFunc tuned, ReplayRecord(w, *best.best.record, where, default_func));
+  return std::optional<ir::PrimFunc>(std::move(tuned));
 }
 
 int Show(const ShowOptions& o) {
@@ -83,7 +117,15 @@ int Show(const ShowOptions& o) {
   }
   // What --lowered, --llvm and --asm print: the tuned loop nest when there is one.
   ir::PrimFunc shown = *f;
-  if (!o.db.empty()) {
+  if (o.record_id != 0) {
+    auto record = RecordFunc(o, *w, *f);
+    if (!record.ok()) {
+      fmt::print(stderr, "error: {}\n", record.status().message());
+      return kExitUserError;
+    }
+    shown = *record;
+    fmt::print("# its loop nest\n{}", ir::ToString(shown));
+  } else if (!o.db.empty()) {
     auto tuned = TunedFunc(o, *w, *target, *f);
     if (!tuned.ok()) {
       fmt::print(stderr, "error: {}\n", tuned.status().message());
@@ -123,9 +165,11 @@ void AddShowCommand(CLI::App& app, int* exit_code) {
       "the default loop nest. --lowered, --llvm and --asm go further down the pipeline.\n"
       "With --db, also the log's best record for the workload on --target (the one\n"
       "`tunefarm compile --db` builds): its trace and the tuned loop nest, and --lowered,\n"
-      "--llvm and --asm show the tuned kernel.\n\n"
-      "Example:\n"
-      "  tunefarm show configs/workloads/gmm_512.tf --db tunefarm.db --lowered");
+      "--llvm and --asm show the tuned kernel. --record ID shows that record of the log\n"
+      "instead (ids: tunefarm db top).\n\n"
+      "Examples:\n"
+      "  tunefarm show configs/workloads/gmm_512.tf --db tunefarm.db --lowered\n"
+      "  tunefarm show configs/workloads/gmm_512.tf --db tunefarm.db --record 42 --asm");
   cmd->add_option("workload", options->workload_path, "Workload file (.tf)")->required()->check(CLI::ExistingFile);
   cmd->add_option("--set", options->overrides, "Override a shape parameter, e.g. --set M=16");
   cmd->add_option("--target", options->target, "Target for --db, --llvm and --asm")->capture_default_str();
@@ -134,6 +178,9 @@ void AddShowCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--asm", options->assembly, "Also print the assembly");
   cmd->add_option("--db", options->db, "Tuning log: also show its best schedule for the workload")
       ->check(CLI::ExistingFile);
+  cmd->add_option("--record", options->record_id, "With --db: show this record of the log (its id) instead of the best")
+      ->needs("--db")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--system-db", options->system_db,
                   "Read-only system log under the user's (default: the installed one, if any)");
   cmd->callback([options, exit_code] { *exit_code = Show(*options); });

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <vector>
 
 #include "tunefarm/compiler/host_buffer.h"
 #include "tunefarm/compiler/interpreter.h"
@@ -69,16 +70,27 @@ TEST_F(CliTest, TuneResumeCompileLinkAndCheck) {
   ASSERT_TRUE(db.ok()) << db.status().ToString();
   int64_t records = 0, best_id = 0;
   double best = 1e30;
+  std::vector<database::TuningRecord> tuned;  // successful, with a schedule
   ASSERT_TRUE((*db)->ForEachRecord({}, [&](const database::TuningRecord& r) {
                   ++records;
                   if (r.ok() && *r.MeanSec() < best) {
                     best = *r.MeanSec();
                     best_id = r.id;
                   }
+                  if (r.ok() && !r.trace.empty()) tuned.push_back(r);
                   return Status::OK();
                 }).ok());
   EXPECT_EQ(records, 14);
   ASSERT_GT(best_id, 0);
+  ASSERT_GE(tuned.size(), 2u);
+  // A failed measurement of one of those schedules, for `show --record` below.
+  database::TuningRecord failed = tuned[0];
+  failed.uid.clear();
+  failed.run_secs.clear();
+  failed.error_kind = database::ErrorKind::kTimeout;
+  failed.error_msg = "run exceeded 10 s";
+  auto failed_id = (*db)->CommitRecord(failed);
+  ASSERT_TRUE(failed_id.ok()) << failed_id.status().ToString();
   db->reset();
 
   Output compile = RunTunefarm("compile " + P("mm.tf") + " --db " + P("log.db") + " -o " + P("mm.o") + " --header " + P("mm.h"));
@@ -97,6 +109,23 @@ TEST_F(CliTest, TuneResumeCompileLinkAndCheck) {
   size_t nest = show.text.find("# tuned loop nest\nfunc mm(");
   EXPECT_NE(nest, std::string::npos) << show.text;
   EXPECT_GT(show.text.find("# after lowering for code generation"), nest) << show.text;
+  // --record: any record of the log, a failed one too; an id that is not the workload's is an error.
+  const database::TuningRecord& other = tuned[0].id != best_id ? tuned[0] : tuned[1];
+  Output one = RunTunefarm("show " + P("mm.tf") + " --db " + P("log.db") + " --record " + std::to_string(other.id));
+  ASSERT_EQ(one.code, 0) << one.text;
+  EXPECT_NE(one.text.find("# tuned schedule: record #" + std::to_string(other.id) + " "), std::string::npos) << one.text;
+  EXPECT_NE(one.text.find(other.trace), std::string::npos) << one.text;
+  EXPECT_NE(one.text.find("# its loop nest\nfunc mm("), std::string::npos) << one.text;
+  Output bad = RunTunefarm("show " + P("mm.tf") + " --db " + P("log.db") + " --record " + std::to_string(*failed_id));
+  ASSERT_EQ(bad.code, 0) << bad.text;
+  EXPECT_NE(bad.text.find("# record #" + std::to_string(*failed_id) + " of " + P("log.db") +
+                          ": failed (timeout: run exceeded 10 s)"),
+            std::string::npos)
+      << bad.text;
+  Output missing = RunTunefarm("show " + P("mm.tf") + " --db " + P("log.db") + " --record 9999");
+  EXPECT_EQ(missing.code, 1) << missing.text;
+  EXPECT_NE(missing.text.find("record #9999 of " + P("log.db") + " is not a record of workload mm"), std::string::npos)
+      << missing.text;
 
   // Link the object with the runtime into a library, load it, run it.
   std::string runtime = std::string(TUNEFARM_BINARY_DIR) + "/runtime";
