@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <regex>
 #include <vector>
 
@@ -166,6 +167,41 @@ TEST_F(CliTest, CompileWithoutRecordFallsBackOrFailsWhenTuningIsRequired) {
   EXPECT_EQ(show.code, 0) << show.text;
   EXPECT_NE(show.text.find("no tuning record"), std::string::npos) << show.text;
   EXPECT_EQ(show.text.find("# tuned"), std::string::npos) << show.text;
+
+  // A log whose only record of `other` no longer replays (tuned for another
+  // loop nest): show says which record and why, and exits 1; --record too.
+  auto other = ParseWorkloadFile(P("other.tf"));
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  int64_t stale_id = 0;
+  {
+    auto db = database::Database::Open(P("log.db"));
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    std::optional<database::TuningRecord> any;
+    ASSERT_TRUE((*db)->ForEachRecord({}, [&](const database::TuningRecord& r) {
+                    any = r;
+                    return Status::OK();
+                  }).ok());
+    ASSERT_TRUE(any.has_value());
+    ASSERT_TRUE((*db)->CommitWorkload({StructuralHashHex(*other), other->name, PrintWorkload(*other)}).ok());
+    database::TuningRecord stale;
+    stale.workload_hash = StructuralHashHex(*other);
+    stale.target = any->target;
+    stale.trace = "tunefarm-trace 1\nb0 = get_block(\"Y_before\")\n";
+    stale.run_secs = {1e-6};
+    auto id = (*db)->CommitRecord(stale);
+    ASSERT_TRUE(id.ok()) << id.status().ToString();
+    stale_id = *id;
+  }
+  for (const std::string& extra : {std::string(), " --record " + std::to_string(stale_id)}) {
+    Output stale_show = RunTunefarm("show " + P("other.tf") + " --db " + P("log.db") + extra);
+    EXPECT_EQ(stale_show.code, 1) << extra << "\n" << stale_show.text;
+    EXPECT_NE(stale_show.text.find("Y_before"), std::string::npos) << extra << "\n" << stale_show.text;
+    EXPECT_NE(stale_show.text.find("error"), std::string::npos) << extra << "\n" << stale_show.text;
+  }
+  Output stale_show = RunTunefarm("show " + P("other.tf") + " --db " + P("log.db"));
+  EXPECT_NE(stale_show.text.find("record #" + std::to_string(stale_id) + " of " + P("log.db") + " does not replay on other"),
+            std::string::npos)
+      << stale_show.text;
 }
 
 TEST_F(CliTest, UserErrorsGetAClearMessageAndExitCodeOne) {
