@@ -43,10 +43,12 @@ struct Row {
 
 std::vector<Row> rows;
 
-void Report(const std::string& name, int threads, double flops, double seconds, double reference_seconds) {
-  rows.push_back({name, threads, flops / seconds / 1e9, reference_seconds / seconds});
+// `ratio`: oneDNN's time over this implementation's (the median of the
+// interleaved rounds' ratios).
+void Report(const std::string& name, int threads, double flops, double seconds, double ratio) {
+  rows.push_back({name, threads, flops / seconds / 1e9, ratio});
   std::printf("  %-34s %d thr  %8.1f GFLOP/s  %5.2fx oneDNN\n", name.c_str(), threads, flops / seconds / 1e9,
-              reference_seconds / seconds);
+              ratio);
   std::fflush(stdout);
 }
 
@@ -118,12 +120,10 @@ int RunGmm(int repeat, int threads) {
   double flops = w.Flops();
   std::printf("GMM 1024x1024x1024 f32 (%.2f GFLOP), %d thread(s)\n", flops / 1e9, threads);
   {
-    double t_dnnl = TimeMedian(run_dnnl, repeat);
-    double t_tf = TimeMedian(run_tf, repeat);
-    double t_blas = TimeMedian(run_blas, repeat);
-    Report("oneDNN matmul", threads, flops, t_dnnl, t_dnnl);
-    Report("tunefarm expert schedule", threads, flops, t_tf, t_dnnl);
-    Report("OpenBLAS sgemm", threads, flops, t_blas, t_dnnl);
+    InterleavedTimes t = TimeInterleaved({run_dnnl, run_tf, run_blas}, repeat);
+    Report("oneDNN matmul", threads, flops, t.Median(0), 1.0);
+    Report("tunefarm expert schedule", threads, flops, t.Median(1), t.MedianRatio(0, 1));
+    Report("OpenBLAS sgemm", threads, flops, t.Median(2), t.MedianRatio(0, 2));
   }
   return 0;
 }
@@ -181,10 +181,9 @@ int RunC2d(int repeat, int threads) {
   double flops = w.Flops();
   std::printf("C2D 3x3 C=64 56x56 K=64 pad 1 f32 (%.3f GFLOP), %d thread(s)\n", flops / 1e9, threads);
   {
-    double t_dnnl = TimeMedian(run_dnnl, repeat);
-    double t_tf = TimeMedian(run_tf, repeat);
-    Report("oneDNN convolution (best layout)", threads, flops, t_dnnl, t_dnnl);
-    Report("tunefarm expert schedule (NCHW)", threads, flops, t_tf, t_dnnl);
+    InterleavedTimes t = TimeInterleaved({run_dnnl, run_tf}, repeat);
+    Report("oneDNN convolution (best layout)", threads, flops, t.Median(0), 1.0);
+    Report("tunefarm expert schedule (NCHW)", threads, flops, t.Median(1), t.MedianRatio(0, 1));
   }
   return 0;
 }

@@ -10,7 +10,10 @@
 // 200- and the 1,000-trial kernels for the same run. Every kernel is checked
 // against oneDNN's output on the same random inputs; a wrong one is reported,
 // never timed. Figures are GFLOP/s of the median group (groups of >= ~50 ms)
-// and the ratio of oneDNN's time to the kernel's, both timed in this process.
+// and the ratio of oneDNN's time to the kernel's, both timed in this process:
+// oneDNN and the tuned kernels in interleaved rounds (bench_timing.h), the
+// ratio the median of the rounds' ratios; the slow default schedule after
+// them, against oneDNN's median.
 #include <omp.h>
 
 #include <algorithm>
@@ -179,43 +182,69 @@ int RunWorkload(const Options& o, const std::string& name, database::Database& d
     double load[1] = {0};
     if (getloadavg(load, 1) == 1) row.load = load[0];
     std::printf("%s (%.3f GFLOP), %d thread(s)\n", name.c_str(), flops / 1e9, threads);
-    double t_dnnl = TimeMedian(op->run, o.repeat);
+    // Check every kernel first; then time oneDNN and the tuned kernels in
+    // interleaved rounds, and the default (seconds per call for the big
+    // workloads: fewer groups) on its own after them.
+    std::vector<Cell> cells(kernels.size());
+    std::vector<std::unique_ptr<PreparedCall>> calls(kernels.size());
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      Kernel& k = kernels[i];
+      Cell& cell = cells[i];
+      if (k.label == "default" && o.skip_default) {
+        cell.note = "skipped";
+        continue;
+      }
+      if (!k.problem.empty()) {
+        cell.note = k.problem;
+        continue;
+      }
+      // Constant inputs (weights) are packed once, untimed, as oneDNN
+      // reorders its weights at setup (split_prepack.h).
+      auto call = PreparedCall::Prepare(*k.jit, k.func, args_for(i));
+      Status st = call.ok() ? (*call)->Run() : call.status();
+      CompareResult cmp = CompareBuffers(outputs[i], reference, 1e-3, 1e-3);
+      if (!st.ok()) {
+        cell.note = "run failed: " + st.message();
+      } else if (!cmp.equal) {
+        cell.note = "WRONG RESULT vs oneDNN: " + cmp.message;
+        rc = 1;
+      } else {
+        calls[i] = std::move(call).value();
+      }
+    }
+    std::vector<std::function<void()>> timed = {op->run};
+    std::vector<size_t> timed_kernels;
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      if (calls[i] == nullptr || kernels[i].label == "default") continue;
+      PreparedCall* call = calls[i].get();
+      timed.push_back([call] { (void)call->Run(); });
+      timed_kernels.push_back(i);
+    }
+    InterleavedTimes times = TimeInterleaved(timed, o.repeat);
+    double t_dnnl = times.Median(0);
+    for (size_t j = 0; j < timed_kernels.size(); ++j) {
+      cells[timed_kernels[j]].gflops = flops / times.Median(j + 1) / 1e9;
+      cells[timed_kernels[j]].ratio = times.MedianRatio(0, j + 1);
+    }
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      if (calls[i] == nullptr || kernels[i].label != "default") continue;
+      PreparedCall* call = calls[i].get();
+      double t = TimeMedian([call] { (void)call->Run(); }, std::min(o.repeat, 3));
+      cells[i].gflops = flops / t / 1e9;
+      cells[i].ratio = t_dnnl / t;
+    }
     row.onednn_gflops = flops / t_dnnl / 1e9;
     std::printf("  %-14s %8.1f GFLOP/s  (oneDNN %s)\n", "oneDNN", row.onednn_gflops, op->what.c_str());
     for (size_t i = 0; i < kernels.size(); ++i) {
-      Kernel& k = kernels[i];
-      Cell cell;
-      if (k.label == "default" && o.skip_default) {
-        cell.note = "skipped";
-      } else if (!k.problem.empty()) {
-        cell.note = k.problem;
-      } else {
-        // Constant inputs (weights) are packed once, untimed, as oneDNN
-        // reorders its weights at setup (split_prepack.h).
-        auto call = PreparedCall::Prepare(*k.jit, k.func, args_for(i));
-        Status st = call.ok() ? (*call)->Run() : call.status();
-        CompareResult cmp = CompareBuffers(outputs[i], reference, 1e-3, 1e-3);
-        if (!st.ok()) {
-          cell.note = "run failed: " + st.message();
-        } else if (!cmp.equal) {
-          cell.note = "WRONG RESULT vs oneDNN: " + cmp.message;
-          rc = 1;
-        } else {
-          // The untuned default of a big workload takes seconds per call: fewer groups.
-          int repeat = k.label == "default" ? std::min(o.repeat, 3) : o.repeat;
-          double t = TimeMedian([&] { (void)(*call)->Run(); }, repeat);
-          cell.gflops = flops / t / 1e9;
-          cell.ratio = t_dnnl / t;
-        }
-      }
+      const Cell& cell = cells[i];
       if (cell.note.empty()) {
-        std::printf("  %-14s %8.1f GFLOP/s  %5.2fx oneDNN\n", k.label.c_str(), cell.gflops, cell.ratio);
+        std::printf("  %-14s %8.1f GFLOP/s  %5.2fx oneDNN\n", kernels[i].label.c_str(), cell.gflops, cell.ratio);
       } else {
-        std::printf("  %-14s %s\n", k.label.c_str(), cell.note.c_str());
+        std::printf("  %-14s %s\n", kernels[i].label.c_str(), cell.note.c_str());
       }
-      std::fflush(stdout);
-      row.cells.push_back(cell);
     }
+    std::fflush(stdout);
+    row.cells = std::move(cells);
     rows.push_back(row);
   }
   if (column_labels.empty()) {
