@@ -108,7 +108,7 @@ int Tune(const TuneOptionsCli& o) {
   }
   LocalMeasurerOptions mo;
   LocalMeasurer measurer(mo);
-  std::unique_ptr<costmodel::CostModel> model;
+  std::unique_ptr<costmodel::XGBoostCostModel> model;
   if (!o.random_search) model = std::make_unique<costmodel::XGBoostCostModel>();
 
   tuner::TuneOptions options;
@@ -165,6 +165,15 @@ int Tune(const TuneOptionsCli& o) {
   if (loop.transfer_records() > 0) {
     fmt::print("cost model warm-started from {} records of {} other workload(s) in the log\n", loop.transfer_records(),
                loop.transfer_workloads());
+    const costmodel::TransferReport& r = model->transfer_report();
+    if (r.dropped) {
+      fmt::print("  dropped after {} own records: on {} measured pairs the model of this job's records alone ranked "
+                 "{:.2f}, with the other workloads' {:.2f}\n",
+                 r.own_records_at_drop, r.pairs, r.own_only, r.with_transfer);
+    } else if (r.pairs > 0) {
+      fmt::print("  kept: on {} measured pairs it ranked {:.2f}, the model of this job's records alone {:.2f}\n", r.pairs,
+                 r.with_transfer, r.own_only);
+    }
   }
   if (!o.curve.empty()) {
     std::ofstream(o.curve) << tuner::TuningCurveSvg(series, "tunefarm tune: best GFLOP/s vs trials");
@@ -206,7 +215,8 @@ void AddTuneCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--configs", o->config_dir, "Folder with sketch/cpu.toml (default: ./configs or the installed one)");
   cmd->add_option("--set", o->overrides, "Override a shape parameter, e.g. --set M=256");
   cmd->add_option("--warm-start", o->warm_start,
-                  "Records of other workloads in the log (same target) the cost model learns from first; 0: off")
+                  "Records of other workloads in the log (same target) the cost model learns from first; "
+                  "dropped once a model of the job's own records ranks its measured batches at least as well; 0: off")
       ->capture_default_str()->check(CLI::Range(0, 100000));
   cmd->add_option("--epsilon", o->epsilon,
                   "Share of each batch picked at random among the round's fresh random samples, not by the cost model (epsilon-greedy)")

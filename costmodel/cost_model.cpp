@@ -5,6 +5,8 @@
 #include <array>
 #include <cmath>
 
+#include "tunefarm/costmodel/metrics.h"
+
 namespace tunefarm::costmodel {
 
 MeasuredCandidate MeasuredCandidate::FromLowered(std::string workload_key, const ir::PrimFunc& lowered,
@@ -42,12 +44,29 @@ Status Dataset::Add(const MeasuredCandidate& c) {
   return Status::OK();
 }
 
-Dataset::TrainingSet Dataset::Build(LabelKind label, double bins_per_octave) const {
+size_t Dataset::CountRows(const std::set<std::string>& exclude) const {
+  size_t n = 0;
+  for (const auto& [key, g] : groups_) {
+    if (!exclude.count(key)) n += g.throughput.size();
+  }
+  return n;
+}
+
+void Dataset::Erase(const std::string& workload_key) {
+  auto it = groups_.find(workload_key);
+  if (it == groups_.end()) return;
+  size_ -= it->second.throughput.size();
+  groups_.erase(it);
+}
+
+Dataset::TrainingSet Dataset::Build(LabelKind label, double bins_per_octave, const std::set<std::string>& exclude) const {
   TrainingSet t;
-  t.x.resize(static_cast<Eigen::Index>(size_), kNumFeatures);
-  t.labels.reserve(size_);
+  const size_t rows = CountRows(exclude);
+  t.x.resize(static_cast<Eigen::Index>(rows), kNumFeatures);
+  t.labels.reserve(rows);
   Eigen::Index row = 0;
   for (const auto& [key, g] : groups_) {
+    if (exclude.count(key)) continue;
     const size_t n = g.throughput.size();
     std::copy(g.features.begin(), g.features.end(), t.x.row(row).data());
     row += static_cast<Eigen::Index>(n);
@@ -82,16 +101,79 @@ XGBoostCostModel::XGBoostCostModel(XGBoostCostModelOptions options) : options_(s
 Status XGBoostCostModel::Retrain() {
   if (dataset_.size() < options_.min_records_to_train) return Status::OK();
   Dataset::TrainingSet t = dataset_.Build(options_.label, options_.bins_per_octave);
-  return model_.Train(t.x, t.labels, t.groups, options_.params);
+  TF_RETURN_IF_ERROR(model_.Train(t.x, t.labels, t.groups, options_.params));
+  if (!TransferActive() || dataset_.CountRows(transfer_keys_) < options_.min_records_to_train) return Status::OK();
+  Dataset::TrainingSet own = dataset_.Build(options_.label, options_.bins_per_octave, transfer_keys_);
+  return own_model_.Train(own.x, own.labels, own.groups, options_.params);
 }
 
 Status XGBoostCostModel::WarmStart(const std::vector<MeasuredCandidate>& records) {
-  for (const MeasuredCandidate& c : records) TF_RETURN_IF_ERROR(dataset_.Add(c));
+  for (const MeasuredCandidate& c : records) {
+    TF_RETURN_IF_ERROR(dataset_.Add(c));
+    if (options_.transfer_check_min_pairs > 0) transfer_keys_.insert(c.workload_key);
+  }
+  transfer_.transfer_records += records.size();
   return Retrain();
 }
 
+Status XGBoostCostModel::CompareOnBatch(const std::vector<MeasuredCandidate>& measured) {
+  FeatureMatrix x(static_cast<Eigen::Index>(measured.size()), kNumFeatures);
+  for (size_t i = 0; i < measured.size(); ++i) {
+    const MeasuredCandidate& c = measured[i];
+    float* row = x.row(static_cast<Eigen::Index>(i)).data();
+    if (c.features.size() == static_cast<size_t>(kNumFeatures)) {
+      std::copy(c.features.begin(), c.features.end(), row);
+    } else if (c.lowered) {
+      ExtractFeatures(*c.lowered, row);
+    } else {
+      return Status::InvalidArgument("XGBoostCostModel::Update: candidate of '" + c.workload_key +
+                                     "' has neither features nor a lowered program");
+    }
+  }
+  TF_ASSIGN_OR_RETURN(std::vector<float> with_transfer, model_.Predict(x));
+  TF_ASSIGN_OR_RETURN(std::vector<float> own_only, own_model_.Predict(x));
+  // Pairs within one workload only: scores of different workloads are not comparable.
+  std::map<std::string, std::vector<size_t>> by_key;
+  for (size_t i = 0; i < measured.size(); ++i) {
+    if (!transfer_keys_.count(measured[i].workload_key)) by_key[measured[i].workload_key].push_back(i);
+  }
+  for (const auto& [key, rows] : by_key) {
+    std::vector<double> truth, a, b;
+    for (size_t i : rows) {
+      const MeasuredCandidate& c = measured[i];
+      truth.push_back(!c.failed && c.seconds > 0 ? 1.0 / c.seconds : 0.0);
+      a.push_back(with_transfer[i]);
+      b.push_back(own_only[i]);
+    }
+    const PairCounts ca = CountAgreeingPairs(a, truth), cb = CountAgreeingPairs(b, truth);
+    agree_with_transfer_ += ca.agree;
+    agree_own_only_ += cb.agree;
+    transfer_.pairs += ca.pairs;
+  }
+  if (transfer_.pairs > 0) {
+    transfer_.with_transfer = agree_with_transfer_ / static_cast<double>(transfer_.pairs);
+    transfer_.own_only = agree_own_only_ / static_cast<double>(transfer_.pairs);
+  }
+  return Status::OK();
+}
+
+void XGBoostCostModel::DropTransfer() {
+  transfer_.dropped = true;
+  transfer_.own_records_at_drop = dataset_.CountRows(transfer_keys_);
+  for (const std::string& key : transfer_keys_) dataset_.Erase(key);
+  transfer_keys_.clear();
+  // The next Retrain trains model_ on the own rows; own_model_ is not needed again.
+  own_model_ = XGBoostModel();
+}
+
 Status XGBoostCostModel::Update(const std::vector<MeasuredCandidate>& measured) {
+  // Scored before they are learned from: the batch is held-out data for both models.
+  if (TransferActive() && model_.trained() && own_model_.trained()) TF_RETURN_IF_ERROR(CompareOnBatch(measured));
   for (const MeasuredCandidate& c : measured) TF_RETURN_IF_ERROR(dataset_.Add(c));
+  if (TransferActive() && transfer_.pairs >= options_.transfer_check_min_pairs &&
+      agree_own_only_ >= agree_with_transfer_) {
+    DropTransfer();
+  }
   return Retrain();
 }
 

@@ -7,23 +7,27 @@
 
 namespace tunefarm::costmodel {
 
-double PairwiseAccuracy(const std::vector<double>& predicted, const std::vector<double>& truth) {
+PairCounts CountAgreeingPairs(const std::vector<double>& predicted, const std::vector<double>& truth) {
   const size_t n = std::min(predicted.size(), truth.size());
-  double agree = 0;
-  size_t pairs = 0;
+  PairCounts c;
   for (size_t i = 0; i < n; ++i) {
     for (size_t j = i + 1; j < n; ++j) {
       if (truth[i] == truth[j]) continue;
-      ++pairs;
+      ++c.pairs;
       const double dt = truth[i] - truth[j], dp = predicted[i] - predicted[j];
       if (dp == 0) {
-        agree += 0.5;
+        c.agree += 0.5;
       } else if ((dt > 0) == (dp > 0)) {
-        agree += 1;
+        c.agree += 1;
       }
     }
   }
-  return pairs == 0 ? 0.5 : agree / static_cast<double>(pairs);
+  return c;
+}
+
+double PairwiseAccuracy(const std::vector<double>& predicted, const std::vector<double>& truth) {
+  const PairCounts c = CountAgreeingPairs(predicted, truth);
+  return c.pairs == 0 ? 0.5 : c.agree / static_cast<double>(c.pairs);
 }
 
 double TopKScore(const std::vector<double>& predicted, const std::vector<double>& truth, size_t k) {

@@ -305,6 +305,13 @@ void JobManager::RunJob(std::shared_ptr<Job> job) {
         if (!s.ok()) spdlog::error("jobs: {}: cannot store progress: {}", id, s.message());
       };
       st = loop.Run(std::move(tasks), job->stop, on_progress);
+      const costmodel::TransferReport& transfer = model.transfer_report();
+      if (transfer.dropped) {
+        spdlog::info("jobs: {}: the cost model dropped its {} transfer records after {} own records (pairwise on {} "
+                     "measured pairs: {:.2f} own records alone, {:.2f} with transfer)",
+                     id, transfer.transfer_records, transfer.own_records_at_drop, transfer.pairs, transfer.own_only,
+                     transfer.with_transfer);
+      }
     }
   }
   {

@@ -83,6 +83,47 @@ TEST_F(WarmStartTest, NewWorkloadLearnsFromOtherWorkloadsOfTheSameDevice) {
   EXPECT_EQ(c.transfer_records(), 0);
 }
 
+// The loop's measured batches reach the transfer check: each batch after the
+// own-records model exists is ranked by both models, and the report and the
+// dataset agree on whether the transfer records are still there.
+TEST_F(WarmStartTest, MeasuredBatchesAreCheckedAgainstTheTransferRecords) {
+  TestDeviceMeasurer measurer;
+  std::atomic<bool> stop{false};
+  {
+    costmodel::XGBoostCostModel model;
+    TuningLoop a = Tune(Matmul(64), 40, "dev", 0, &model, &measurer);
+    ASSERT_TRUE(a.Run({*MakeTuneTask(Matmul(64))}, stop, nullptr).ok());
+  }
+  costmodel::XGBoostCostModelOptions options;
+  options.transfer_check_min_pairs = 1000000;  // never drop: every batch is counted
+  costmodel::XGBoostCostModel model(options);
+  TuningLoop b = Tune(Matmul(48), 41, "dev", 1000, &model, &measurer);
+  ASSERT_TRUE(b.Run({*MakeTuneTask(Matmul(48))}, stop, nullptr).ok());
+  ASSERT_EQ(b.transfer_records(), 40);
+  const costmodel::TransferReport& r = model.transfer_report();
+  EXPECT_EQ(r.transfer_records, 40u);
+  // The default schedule, then five batches of 8: with the first batch the
+  // own-records model has its 8 rows; the next four are ranked by both
+  // (28 pairs each, fewer only where two measured times are equal).
+  EXPECT_GE(r.pairs, 3u * 28u);
+  EXPECT_LE(r.pairs, 4u * 28u);
+  EXPECT_FALSE(r.dropped);
+  EXPECT_EQ(model.dataset().num_workloads(), 2u);
+  EXPECT_GE(r.with_transfer, 0.0);
+  EXPECT_LE(r.with_transfer, 1.0);
+  EXPECT_GE(r.own_only, 0.0);
+  EXPECT_LE(r.own_only, 1.0);
+
+  // With the default threshold, a drop leaves only the job's own rows.
+  costmodel::XGBoostCostModel checked;
+  TuningLoop c = Tune(Matmul(40), 81, "dev", 1000, &checked, &measurer);
+  ASSERT_TRUE(c.Run({*MakeTuneTask(Matmul(40))}, stop, nullptr).ok());
+  const costmodel::TransferReport& rc = checked.transfer_report();
+  EXPECT_GT(rc.pairs, 0u);
+  EXPECT_EQ(checked.dataset().num_workloads(), rc.dropped ? 1u : 1u + size_t(c.transfer_workloads()));
+  if (rc.dropped) EXPECT_GE(rc.own_only, rc.with_transfer);
+}
+
 TEST_F(WarmStartTest, CollectsEvenlyAndSkipsTheJobsOwnWorkloads) {
   TestDeviceMeasurer measurer;
   std::atomic<bool> stop{false};

@@ -14,12 +14,15 @@
 // groups = workloads).
 // Transfer: WarmStart seeds the dataset with records of other workloads on
 // the same target, whose groups then shape the trees the new workload uses.
+// Records of unlike loop nests can mislead it, so XGBoostCostModel checks
+// transfer against the job's own records as they arrive (TransferReport).
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -66,7 +69,13 @@ class Dataset {
     std::vector<float> labels;    // per LabelKind
     std::vector<unsigned> groups; // rows per workload, in order
   };
-  TrainingSet Build(LabelKind label = LabelKind::kNormalized, double bins_per_octave = 2) const;
+  // Rows of every group except those named in `exclude`.
+  TrainingSet Build(LabelKind label = LabelKind::kNormalized, double bins_per_octave = 2,
+                    const std::set<std::string>& exclude = {}) const;
+  // Rows of the groups not named in `exclude`.
+  size_t CountRows(const std::set<std::string>& exclude) const;
+  // Drops one group's rows; nothing when the key has none.
+  void Erase(const std::string& workload_key);
 
  private:
   struct Group {
@@ -102,12 +111,34 @@ struct XGBoostCostModelOptions {
   // no order among the near-best candidates a converging search measures.
   LabelKind label = LabelKind::kNormalized;
   double bins_per_octave = 2;  // LabelKind::kLogBins
+  // Transfer check: pairs of this job's own measured candidates both models
+  // must have ranked before the transfer records can be dropped (two batches
+  // of 16 give 240). 0: keep transfer records for good, unchecked.
+  size_t transfer_check_min_pairs = 200;
+};
+
+// What the transfer check saw (XGBoostCostModel::transfer_report).
+struct TransferReport {
+  size_t transfer_records = 0;  // rows WarmStart added; 0: no transfer
+  bool dropped = false;         // transfer records removed for the rest of the job
+  size_t own_records_at_drop = 0;
+  size_t pairs = 0;             // measured pairs both models ranked before being trained on them
+  double with_transfer = 0;     // pairwise accuracy on them of the model with transfer records
+  double own_only = 0;          // of the model trained on the job's own records alone
 };
 
 // Retrains from the whole accumulated dataset on every Update: simplest
 // correct incremental scheme, and cheap at tuning-log sizes (thousands of
 // rows train in about a second; see docs/costmodel.md). Before the first
 // training every score is 0 (ties: the search's order is then random).
+//
+// Transfer check: while WarmStart's records are in the dataset, a second
+// booster learns from the job's own records alone. Update scores each
+// measured batch with both boosters before learning from it; once at least
+// transfer_check_min_pairs pairs have been ranked and the own-records model
+// ranked them at least as well, the transfer records are erased and the
+// model is the own-records one from then on. The check costs one more
+// training per Update on the (small) own-records set.
 class XGBoostCostModel : public CostModel {
  public:
   explicit XGBoostCostModel(XGBoostCostModelOptions options = {});
@@ -127,13 +158,22 @@ class XGBoostCostModel : public CostModel {
   const Dataset& dataset() const { return dataset_; }
   const XGBoostModel& model() const { return model_; }
   bool trained() const { return model_.trained(); }
+  const TransferReport& transfer_report() const { return transfer_; }
 
  private:
   Status Retrain();
+  bool TransferActive() const { return !transfer_keys_.empty(); }
+  // Scores `measured` with model_ and own_model_ and adds to transfer_'s counts.
+  Status CompareOnBatch(const std::vector<MeasuredCandidate>& measured);
+  void DropTransfer();
 
   XGBoostCostModelOptions options_;
   Dataset dataset_;
-  XGBoostModel model_;
+  XGBoostModel model_;       // trained on every row of dataset_
+  XGBoostModel own_model_;   // own rows only; trained only while TransferActive()
+  std::set<std::string> transfer_keys_;  // groups WarmStart added; emptied when dropped
+  TransferReport transfer_;
+  double agree_with_transfer_ = 0, agree_own_only_ = 0;  // over transfer_.pairs
   FeatureMatrix scratch_;  // one chunk of Predict's rows
 };
 

@@ -17,6 +17,14 @@ namespace tunefarm::costmodel {
 // no pair has different truths.
 double PairwiseAccuracy(const std::vector<double>& predicted, const std::vector<double>& truth);
 
+// The counts behind PairwiseAccuracy, for sums over several groups or
+// batches: `agree` pairs (ties in the scores count half) of `pairs`.
+struct PairCounts {
+  double agree = 0;
+  size_t pairs = 0;
+};
+PairCounts CountAgreeingPairs(const std::vector<double>& predicted, const std::vector<double>& truth);
+
 // Best true throughput among the k highest-scored candidates, divided by
 // the best true throughput overall (1 = the model's top k contain the best).
 // Returns 0 when every truth is 0 or the inputs are empty.
