@@ -59,6 +59,7 @@ struct TuneOptionsCli {
   std::string config_dir;
   std::vector<std::string> overrides;
   int warm_start = 1000;
+  int transfer_check = int(costmodel::XGBoostCostModelOptions().transfer_check_min_pairs);
   double epsilon = tuner::SearchOptions().epsilon;
   int population = tuner::SearchOptions().population;
   int generations = tuner::SearchOptions().generations;
@@ -109,7 +110,11 @@ int Tune(const TuneOptionsCli& o) {
   LocalMeasurerOptions mo;
   LocalMeasurer measurer(mo);
   std::unique_ptr<costmodel::XGBoostCostModel> model;
-  if (!o.random_search) model = std::make_unique<costmodel::XGBoostCostModel>();
+  if (!o.random_search) {
+    costmodel::XGBoostCostModelOptions model_options;
+    model_options.transfer_check_min_pairs = static_cast<size_t>(o.transfer_check);
+    model = std::make_unique<costmodel::XGBoostCostModel>(model_options);
+  }
 
   tuner::TuneOptions options;
   options.target = *target;
@@ -218,6 +223,10 @@ void AddTuneCommand(CLI::App& app, int* exit_code) {
                   "Records of other workloads in the log (same target) the cost model learns from first; "
                   "dropped once a model of the job's own records ranks its measured batches at least as well; 0: off")
       ->capture_default_str()->check(CLI::Range(0, 100000));
+  cmd->add_option("--transfer-check", o->transfer_check,
+                  "Measured pairs of this job both cost models must rank before the other workloads' records can be "
+                  "dropped; 0: keep them for the whole job, unchecked")
+      ->capture_default_str()->check(CLI::Range(0, 1000000));
   cmd->add_option("--epsilon", o->epsilon,
                   "Share of each batch picked at random among the round's fresh random samples, not by the cost model (epsilon-greedy)")
       ->capture_default_str()->check(CLI::Range(0.0, 1.0));

@@ -242,13 +242,40 @@ TEST_F(CliTest, UserErrorsGetAClearMessageAndExitCodeOne) {
 TEST_F(CliTest, OutOfRangeOptionsNameTheOptionAndTheRange) {
   for (const std::string& option : {std::string("--epsilon 1.5"), std::string("--epsilon -0.1"),
                                     std::string("--batch-size 0"), std::string("--population 16"),
-                                    std::string("--generations -1")}) {
+                                    std::string("--generations -1"), std::string("--transfer-check -1")}) {
     Output out = RunTunefarm("tune " + P("mm.tf") + " --db " + P("range.db") + " " + option);
     EXPECT_NE(out.code, 0) << option << "\n" << out.text;
     EXPECT_NE(out.text.find(option.substr(0, option.find(' '))), std::string::npos) << out.text;
     EXPECT_NE(out.text.find("not in range"), std::string::npos) << out.text;
     EXPECT_FALSE(fs::exists(P("range.db"))) << option;
   }
+}
+
+// Transfer: a second workload's job says how many records of the first it
+// learned from and what the transfer check decided; --transfer-check 0 keeps
+// the records unchecked and says nothing of a check.
+TEST_F(CliTest, TuneReportsTransferAndTheCheck) {
+  const std::string quick = " --repeat 1 --min-repeat-ms 1 --curve '' --db " + P("log.db");
+  ASSERT_EQ(RunTunefarm("tune " + P("mm.tf") + " --trials 16 --batch-size 8" + quick).code, 0);
+  auto write = [&](const std::string& name, int m) {
+    std::ofstream(dir_ / name) << "workload " << name.substr(0, name.find('.')) << "(M = " << m
+                               << ", N = 48, K = 32) {\n  A = input f32[M, K]\n  B = input f32[K, N]\n"
+                                  "  C[i, j] = sum(k: K) A[i, k] * B[k, j]\n  output C\n}\n";
+  };
+  write("mm2.tf", 96);
+  write("mm3.tf", 80);
+  Output checked = RunTunefarm("tune " + P("mm2.tf") + " --trials 33 --batch-size 8 --transfer-check 20" + quick);
+  ASSERT_EQ(checked.code, 0) << checked.text;
+  EXPECT_NE(checked.text.find("warm-started from 16 records of 1 other workload(s)"), std::string::npos) << checked.text;
+  EXPECT_TRUE(checked.text.find("dropped after") != std::string::npos ||
+              checked.text.find("kept: on") != std::string::npos)
+      << checked.text;
+  Output unchecked = RunTunefarm("tune " + P("mm3.tf") + " --trials 33 --batch-size 8 --transfer-check 0" + quick);
+  ASSERT_EQ(unchecked.code, 0) << unchecked.text;
+  EXPECT_NE(unchecked.text.find("warm-started from 49 records of 2 other workload(s)"), std::string::npos)
+      << unchecked.text;
+  EXPECT_EQ(unchecked.text.find("dropped after"), std::string::npos) << unchecked.text;
+  EXPECT_EQ(unchecked.text.find("kept: on"), std::string::npos) << unchecked.text;
 }
 
 TEST_F(CliTest, HelpTeachesEveryCommand) {
