@@ -120,15 +120,11 @@ Status XGBoostCostModel::CompareOnBatch(const std::vector<MeasuredCandidate>& me
   FeatureMatrix x(static_cast<Eigen::Index>(measured.size()), kNumFeatures);
   for (size_t i = 0; i < measured.size(); ++i) {
     const MeasuredCandidate& c = measured[i];
-    float* row = x.row(static_cast<Eigen::Index>(i)).data();
-    if (c.features.size() == static_cast<size_t>(kNumFeatures)) {
-      std::copy(c.features.begin(), c.features.end(), row);
-    } else if (c.lowered) {
-      ExtractFeatures(*c.lowered, row);
-    } else {
+    if (c.features.size() != static_cast<size_t>(kNumFeatures)) {
       return Status::InvalidArgument("XGBoostCostModel::Update: candidate of '" + c.workload_key +
                                      "' has neither features nor a lowered program");
     }
+    std::copy(c.features.begin(), c.features.end(), x.row(static_cast<Eigen::Index>(i)).data());
   }
   TF_ASSIGN_OR_RETURN(std::vector<float> with_transfer, model_.Predict(x));
   TF_ASSIGN_OR_RETURN(std::vector<float> own_only, own_model_.Predict(x));
@@ -167,9 +163,18 @@ void XGBoostCostModel::DropTransfer() {
 }
 
 Status XGBoostCostModel::Update(const std::vector<MeasuredCandidate>& measured) {
-  // Scored before they are learned from: the batch is held-out data for both models.
-  if (TransferActive() && model_.trained() && own_model_.trained()) TF_RETURN_IF_ERROR(CompareOnBatch(measured));
-  for (const MeasuredCandidate& c : measured) TF_RETURN_IF_ERROR(dataset_.Add(c));
+  if (TransferActive() && model_.trained() && own_model_.trained()) {
+    // Features extracted once, for the check and the dataset.
+    std::vector<MeasuredCandidate> rows = measured;
+    for (MeasuredCandidate& c : rows) {
+      if (c.features.empty() && c.lowered) c.features = ExtractFeatures(*c.lowered);
+    }
+    // Scored before they are learned from: the batch is held-out data for both models.
+    TF_RETURN_IF_ERROR(CompareOnBatch(rows));
+    for (const MeasuredCandidate& c : rows) TF_RETURN_IF_ERROR(dataset_.Add(c));
+  } else {
+    for (const MeasuredCandidate& c : measured) TF_RETURN_IF_ERROR(dataset_.Add(c));
+  }
   if (TransferActive() && transfer_.pairs >= options_.transfer_check_min_pairs &&
       agree_own_only_ >= agree_with_transfer_) {
     DropTransfer();

@@ -163,7 +163,7 @@ class XGBoostCostModel : public CostModel {
  private:
   Status Retrain();
   bool TransferActive() const { return !transfer_keys_.empty(); }
-  // Scores `measured` with model_ and own_model_ and adds to transfer_'s counts.
+  // Scores `measured` (features set) with model_ and own_model_ and adds to transfer_'s counts.
   Status CompareOnBatch(const std::vector<MeasuredCandidate>& measured);
   void DropTransfer();
 
