@@ -106,6 +106,12 @@ class TraceReplayer {
       TF_ASSIGN_OR_RETURN(BlockRV copy, Wrap(std::move(out)));
       return Define({copy.id});
     }
+    if (n == "pad_input") {
+      TF_ASSIGN_OR_RETURN(BlockRV b, Block(0));
+      TF_ASSIGN_OR_RETURN(int64_t read_index, Int(1));
+      TF_ASSIGN_OR_RETURN(BlockRV copy, Wrap(sch_.PadInput(b, int(read_index))));
+      return Define({copy.id});
+    }
     if (n == "pack_layout") {
       TF_ASSIGN_OR_RETURN(BlockRV b, Block(0));
       TF_ASSIGN_OR_RETURN(int64_t dim, Int(1));

@@ -22,7 +22,7 @@ Result<CpuSketchConfig> LoadCpuSketchConfig(const std::string& path) {
                                               "max_reduce_inner_tile", "unroll_steps", "cache_write", "inline_elementwise",
                                               "vector_lanes", "max_vector_register_tile",
                                               "rfactor_max_spatial", "rfactor_min_reduction",
-                                              "register_tile_needs_reuse"};
+                                              "register_tile_needs_reuse", "pad_inputs", "pad_root_min_reuse"};
   for (const auto& [key, value] : table) {
     if (!kKeys.count(std::string(key.str()))) {
       return Status::InvalidArgument(path + ": unknown key '" + std::string(key.str()) + "'");
@@ -31,7 +31,7 @@ Result<CpuSketchConfig> LoadCpuSketchConfig(const std::string& path) {
   auto get_int = [&](const char* key, int64_t lo, int64_t hi, int64_t* out) -> Status {
     const toml::node* n = table.get(key);
     if (!n) return Status::OK();
-    auto v = n->value<int64_t>();
+    auto v = n->value_exact<int64_t>();  // exact: 4.0 or true is not an integer
     if (!v || *v < lo || *v > hi) {
       return Status::InvalidArgument(path + ": '" + key + "' must be an integer in [" + std::to_string(lo) + ", " +
                                      std::to_string(hi) + "]");
@@ -42,7 +42,7 @@ Result<CpuSketchConfig> LoadCpuSketchConfig(const std::string& path) {
   auto get_bool = [&](const char* key, bool* out) -> Status {
     const toml::node* n = table.get(key);
     if (!n) return Status::OK();
-    auto v = n->value<bool>();
+    auto v = n->value_exact<bool>();  // exact: 1 is not true
     if (!v) return Status::InvalidArgument(path + ": '" + key + "' must be true or false");
     *out = *v;
     return Status::OK();
@@ -62,6 +62,8 @@ Result<CpuSketchConfig> LoadCpuSketchConfig(const std::string& path) {
   TF_RETURN_IF_ERROR(get_bool("cache_write", &c.cache_write));
   TF_RETURN_IF_ERROR(get_bool("inline_elementwise", &c.inline_elementwise));
   TF_RETURN_IF_ERROR(get_bool("register_tile_needs_reuse", &c.register_tile_needs_reuse));
+  TF_RETURN_IF_ERROR(get_bool("pad_inputs", &c.pad_inputs));
+  TF_RETURN_IF_ERROR(get_int("pad_root_min_reuse", 0, int64_t(1) << 40, &c.pad_root_min_reuse));
   if (const toml::node* n = table.get("unroll_steps")) {
     const toml::array* arr = n->as_array();
     if (!arr || arr->empty()) return Status::InvalidArgument(path + ": 'unroll_steps' must be a non-empty array of integers");

@@ -5,7 +5,8 @@
 //      consumer) placed at a sampled tile level, the innermost spatial tile
 //      vectorized and an auto-unroll step sampled; a spatial axis along which
 //      no input is reused (a depthwise convolution's channels) is tiled only
-//      outside the reduction tiles;
+//      outside the reduction tiles; an input read under padding guards is
+//      read from a zero-padded copy or not, a sampled choice;
 //   2a. rfactor of reductions with few outputs and a long reduction: partial
 //      sums one per vector lane (vectorized) or one per parallel task;
 //   3. every other block: spatial loops fused, parallel outside, vectorized inside.
@@ -169,6 +170,8 @@ class CpuSketchPolicy : public SketchPolicy {
     // or more dimensions it indexes directly in their innermost one.
     std::vector<std::vector<std::pair<int, int>>> constant_rows;
     std::vector<bool> read_constant;  // per read index: a constant input
+    std::vector<int64_t> read_elements;  // per read index: the input's elements
+    int64_t iterations = 1;              // of the block: outputs x reduced
     // Per spatial iter var: some input is read at elements that other values
     // of it read too (a matmul's B along i), so a tile of it can reuse loads.
     std::vector<bool> reused;
@@ -179,6 +182,7 @@ class CpuSketchPolicy : public SketchPolicy {
     std::vector<const Variable*> spatial_vars;
     for (const IterVar& iv : block->iter_vars) {
       shape.kinds.push_back(iv.kind);
+      shape.iterations *= iv.extent;
       if (iv.kind == IterKind::kSpatial) {
         shape.spatial_extents.push_back(iv.extent);
         spatial_vars.push_back(iv.var.get());
@@ -202,6 +206,7 @@ class CpuSketchPolicy : public SketchPolicy {
       if (it == reads.end()) {
         reads.push_back(l->buffer.get());
         shape.read_constant.push_back(l->buffer->constant);
+        shape.read_elements.push_back(l->buffer->num_elements());
       }
       // An input some dimension of which is the variable itself gives each
       // value of the axis its own elements; any other use (none, or inside
@@ -266,23 +271,53 @@ class CpuSketchPolicy : public SketchPolicy {
     // through 64-byte steps instead of whole rows (a 1024-wide matmul's B).
     struct PackedCopy {
       BlockRV copy;
-      int dim;
+      int dim;  // packed along this dimension; -1: a padded copy, not packed
       int outer_position;
-      bool ahead;  // of a constant input: at the root, made ahead of the calls
+      bool ahead;   // of a constant input: at the root, made ahead of the calls
+      bool padded;  // made by pad_input
+      bool per_task = false;  // a padded copy always computed per parallel task
     };
     std::vector<PackedCopy> packed;
+    // Inputs read under padding guards (a convolution's): a zero-padded copy,
+    // so that the guards leave the inner loops for one extra pass over the
+    // input, or the guards kept; a sampled choice per input. The copy may be
+    // made once before the kernel only where that pass is cheap against the
+    // work (pad_root_min_reuse reads per element); else per task. A padded
+    // input the vector axis strides through is packed in its padded copy.
+    std::map<int, BlockRV> padded;  // read index -> its padded copy
+    std::set<int> pad_per_task;     // read indices whose copy is made per task only
+    for (size_t r = 0; config_.pad_inputs && r < shape.read_constant.size(); ++r) {
+      if (shape.read_constant[r] || !sch.CanPadInput(block, int(r))) continue;
+      TF_ASSIGN_OR_RETURN(ValueRV pad, sch.SampleCategorical({0, 1}, {1.0, 1.0}));
+      if (sch.Get(pad) == 0) continue;
+      TF_ASSIGN_OR_RETURN(padded[int(r)], sch.PadInput(block, int(r)));
+      const int64_t reads_per_element = shape.iterations / std::max<int64_t>(1, shape.read_elements[r]);
+      if (reads_per_element < config_.pad_root_min_reuse) pad_per_task.insert(int(r));
+    }
     if (forced_lanes) {
       for (const auto& [read_index, dim] : shape.strided_inputs[axis]) {
-        TF_ASSIGN_OR_RETURN(BlockRV copy, sch.CacheRead(block, read_index, MemoryScope::kGlobal));
+        auto pad = padded.find(read_index);
+        const bool from_pad = pad != padded.end();
+        BlockRV copy;
+        if (from_pad) {
+          copy = pad->second;
+          padded.erase(pad);
+        } else {
+          TF_ASSIGN_OR_RETURN(copy, sch.CacheRead(block, read_index, MemoryScope::kGlobal));
+        }
         // A constant input's copy is made ahead of the calls: always at the root.
-        packed.push_back({copy, dim, dim, shape.read_constant[size_t(read_index)]});
+        packed.push_back({copy, dim, dim, shape.read_constant[size_t(read_index)], from_pad,
+                          from_pad && pad_per_task.count(read_index) > 0});
       }
       for (const auto& [read_index, dim] : shape.constant_rows[axis]) {
         TF_ASSIGN_OR_RETURN(ValueRV panel, sch.SampleCategorical({0, 1}, {1.0, 1.0}));
         if (sch.Get(panel) == 0) continue;
         TF_ASSIGN_OR_RETURN(BlockRV copy, sch.CacheRead(block, read_index, MemoryScope::kGlobal));
-        packed.push_back({copy, dim, 0, true});
+        packed.push_back({copy, dim, 0, true, false});
       }
+    }
+    for (const auto& [read_index, copy] : padded) {
+      packed.push_back({copy, -1, 0, false, true, pad_per_task.count(read_index) > 0});
     }
     BlockRV epilogue;
     bool have_epilogue = false;
@@ -372,18 +407,28 @@ class CpuSketchPolicy : public SketchPolicy {
       TF_ASSIGN_OR_RETURN(int64_t e_lanes, sch.LoopExtent(e_loops.back()));
       if (e_lanes > 1 && e_lanes <= config_.max_vector_lanes) TF_RETURN_IF_ERROR(sch.Vectorize(e_loops.back()));
     }
-    // Packed copies: once for the whole call, or per parallel task (only the
-    // panels the task reads, while they are hot in its cache).
+    // Packed and padded copies: once for the whole call, or per parallel task
+    // (only the panels or rows the task reads, while they are hot in its cache).
     for (const PackedCopy& p : packed) {
       TF_ASSIGN_OR_RETURN(std::string copy_name, sch.BlockName(p.copy));
       placed->push_back(copy_name);
       bool at_root = true;
-      if (!p.ahead) {
+      if (p.per_task) {
+        at_root = false;
+        TF_RETURN_IF_ERROR(sch.ComputeAt(p.copy, outer));
+      } else if (!p.ahead) {
         TF_ASSIGN_OR_RETURN(ValueRV where, sch.SampleCategorical({0, 1}, {1.0, 1.0}));
         at_root = sch.Get(where) == 0;
         if (!at_root) TF_RETURN_IF_ERROR(sch.ComputeAt(p.copy, outer));
       }
-      TF_RETURN_IF_ERROR(sch.PackLayout(p.copy, p.dim, lanes, p.outer_position));
+      if (p.dim >= 0) TF_RETURN_IF_ERROR(sch.PackLayout(p.copy, p.dim, lanes, p.outer_position));
+      // A padded copy not re-laid out writes whole rows: one vector each
+      // (the guard becomes a masked load), not an element at a time.
+      if (p.padded && p.dim < 0) {
+        TF_ASSIGN_OR_RETURN(std::vector<LoopRV> copy_loops, sch.GetLoops(p.copy));
+        TF_ASSIGN_OR_RETURN(int64_t row, sch.LoopExtent(copy_loops.back()));
+        if (row > 1 && row <= config_.max_vector_lanes) TF_RETURN_IF_ERROR(sch.Vectorize(copy_loops.back()));
+      }
       // A copy made once for the whole call is a loop nest of its own before
       // the kernel's: without this it would run on one thread (a transposed
       // convolution's 8 MiB of weights, a 1024x1024 matmul's B). Of a
@@ -391,6 +436,13 @@ class CpuSketchPolicy : public SketchPolicy {
       if (at_root) {
         TF_ASSIGN_OR_RETURN(std::vector<LoopRV> copy_loops, sch.GetLoops(p.copy));
         if (copy_loops.empty()) continue;
+        // A padded copy's leading loops (batch 1, channels) are fused so that
+        // every core gets rows to pad; the innermost row stays one loop.
+        if (p.padded && copy_loops.size() < 2) continue;
+        if (p.padded && copy_loops.size() > 2) {
+          TF_ASSIGN_OR_RETURN(LoopRV fused, sch.Fuse({copy_loops.begin(), copy_loops.end() - 1}));
+          copy_loops = {fused};
+        }
         TF_ASSIGN_OR_RETURN(int64_t copy_outer_extent, sch.LoopExtent(copy_loops[0]));
         if (copy_outer_extent > 1) TF_RETURN_IF_ERROR(sch.Parallel(copy_loops[0]));
       }

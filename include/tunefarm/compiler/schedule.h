@@ -97,6 +97,15 @@ class Schedule {
   // Adds a block that copies the block's `read_index`-th input buffer into a
   // new buffer of `scope` before it; the block reads the copy.
   Result<BlockRV> CacheRead(BlockRV block, int read_index, ir::MemoryScope scope);
+  // Adds a block that copies the block's `read_index`-th input X into a new
+  // global buffer "X_pad" with a border of zeros wide enough for every index
+  // the block reads, before it; the block reads the copy, and its padding
+  // guards (select(0 <= i < extent in some dimensions, X[i], 0)) become plain
+  // reads. Fails when no read of X is guarded by bounds checks alone.
+  // Returns the copy (place it with ComputeAt, like a cache_read copy).
+  Result<BlockRV> PadInput(BlockRV block, int read_index);
+  // True if PadInput(block, read_index) would succeed (the sketch rules ask).
+  bool CanPadInput(BlockRV block, int read_index) const;
   // The block writes a new buffer of `scope`; a new block copies it to the
   // original buffer after it (place that block with ReverseComputeAt).
   Result<BlockRV> CacheWrite(BlockRV block, ir::MemoryScope scope);

@@ -37,6 +37,17 @@ struct CpuSketchConfig {
   // channels) get tile 1 at the levels inside the first reduction level, so
   // the register tile holds only accumulators that share loaded values.
   bool register_tile_needs_reuse = true;
+  // An input a tiled reduction reads under padding guards (a convolution's
+  // select(0 <= h + r - P < H, X[..], 0)) may be read from a zero-padded
+  // copy instead, a sampled choice: the guards leave the inner loops.
+  bool pad_inputs = true;
+  // The padded copy is made once for the whole call (before the kernel, or
+  // per parallel task: sampled) only where each element of the input is
+  // read by at least this many iterations of the block (C2D 3x3 with 64
+  // output channels: 576); else per parallel task, while the task's rows
+  // are hot in its cache (a depthwise 3x3 reads each element 9 times, and
+  // a pass of its own over the input costs DEP's kernel a third).
+  int64_t pad_root_min_reuse = 32;
   // rfactor for reductions with little spatial parallelism: at most this many
   // output elements, over at least rfactor_min_reduction reduced elements.
   int64_t rfactor_max_spatial = 64;

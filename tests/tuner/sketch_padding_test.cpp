@@ -1,0 +1,97 @@
+// The padding rule: a tiled reduction that reads an input under padding
+// guards (the suite's C2D and DEP) samples both a zero-padded copy of it and
+// the guards kept; programs of either kind compute what the default does
+// (through the JIT), the padded ones with no guard left in the kernel's
+// loops, and with pad_inputs off no sample pads.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
+
+#include "sketch_test_util.h"
+#include "tunefarm/compiler/ir_printer.h"
+#include "tunefarm/tuner/search.h"
+#include "tunefarm/tuner/sketch.h"
+
+namespace tunefarm::tuner {
+namespace {
+
+using testing::ExpectSameAsDefault;
+using testing::ShrunkDefault;
+
+struct PaddingCounts {
+  int padded = 0;
+  int guarded = 0;
+  int per_task = 0;  // padded copies computed under the kernel's parallel loop
+};
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+PaddingCounts SamplePadding(const std::string& workload, bool pad_inputs, int samples, int64_t min_reuse = 32) {
+  ir::PrimFunc f = ShrunkDefault(std::string(TUNEFARM_SOURCE_DIR) + "/configs/workloads/" + workload);
+  CpuSketchConfig config;
+  config.pad_inputs = pad_inputs;
+  config.pad_root_min_reuse = min_reuse;
+  auto policy = MakeCpuSketchPolicy(config);
+  EvolutionarySearch search(f, policy.get(), SearchOptions{}, 23);
+  const size_t default_selects = Count(ir::ToString(f), "select(");
+  PaddingCounts counts;
+  for (int i = 0; i < samples; ++i) {
+    auto c = search.Sample();
+    if (!c.ok()) continue;
+    const std::string trace = c->trace.ToText();
+    const std::string text = ir::ToString(c->func);
+    const bool padded = trace.find("pad_input(") != std::string::npos;
+    (padded ? counts.padded : counts.guarded)++;
+    // The copy's select replaces the kernel's guard: as many as the default has.
+    EXPECT_EQ(Count(text, "select("), default_selects) << workload << "\n" << trace << text;
+    if (padded) {
+      EXPECT_NE(text.find("allocate X_pad"), std::string::npos) << trace << text;
+      // "b7 = pad_input(b0, 0)": computed at a loop of the kernel, or at the root.
+      size_t line = trace.rfind('\n', trace.find(" = pad_input(")) + 1;
+      std::string copy = trace.substr(line, trace.find(" = pad_input(") - line);
+      counts.per_task += trace.find("\ncompute_at(" + copy + ",") != std::string::npos;
+    }
+    // Every fourth sample, and every padded one, through the JIT.
+    if (padded || i % 4 == 0) ExpectSameAsDefault(f, c->func, /*jit=*/true);
+  }
+  return counts;
+}
+
+TEST(SketchPaddingTest, ConvolutionsSampleBothPaddedAndGuardedReads) {
+  // C2D reads each input element 576 times: its copy is made before the
+  // kernel or per parallel task, sampled.
+  PaddingCounts c2d = SamplePadding("c2d_resnet_3x3.tf", true, 24);
+  EXPECT_GE(c2d.padded, 4);
+  EXPECT_GE(c2d.guarded, 4);
+  EXPECT_GE(c2d.per_task, 1) << "no padded copy was computed per parallel task";
+  EXPECT_LT(c2d.per_task, c2d.padded) << "no padded copy was made before the kernel";
+  // DEP reads each element 9 times, under pad_root_min_reuse: per task only
+  // (and, with channels as the vector axis, packed into panels there too).
+  PaddingCounts dep = SamplePadding("dep_3x3_c256_28.tf", true, 24);
+  EXPECT_GE(dep.padded, 4);
+  EXPECT_GE(dep.guarded, 4);
+  EXPECT_EQ(dep.per_task, dep.padded);
+  // With the threshold at 0, DEP's copies may be made before the kernel too.
+  PaddingCounts loose = SamplePadding("dep_3x3_c256_28.tf", true, 24, 0);
+  EXPECT_LT(loose.per_task, loose.padded);
+}
+
+TEST(SketchPaddingTest, RuleOffNeverPads) {
+  PaddingCounts counts = SamplePadding("c2d_resnet_3x3.tf", false, 12);
+  EXPECT_EQ(counts.padded, 0);
+  EXPECT_GE(counts.guarded, 8);
+}
+
+TEST(SketchPaddingTest, UnguardedWorkloadsAreUnchanged) {
+  // No guard, no sampling decision: GMM's traces keep their shape (and
+  // older logs' decisions still line up).
+  EXPECT_EQ(SamplePadding("gmm_512.tf", true, 8).padded, 0);
+}
+
+}  // namespace
+}  // namespace tunefarm::tuner
