@@ -13,21 +13,6 @@ namespace {
 
 using namespace ir;
 
-bool IsZero(const Expr& e) {
-  if (const auto* i = e.as<IntImm>()) return i->value == 0;
-  if (const auto* f = e.as<FloatImm>()) return f->value == 0.0;
-  return false;
-}
-
-void FlattenAnd(const Expr& e, std::vector<Expr>* terms) {
-  if (const auto* a = e.as<And>()) {
-    FlattenAnd(a->a, terms);
-    FlattenAnd(a->b, terms);
-    return;
-  }
-  terms->push_back(e);
-}
-
 // Coefficient of v in e, when v occurs only under + and - (so e = c*v + rest).
 std::optional<int64_t> CoefficientOf(const Expr& e, const Variable* v) {
   if (e.as<Variable>() == v) return 1;
@@ -90,9 +75,8 @@ class Decomposer {
       return std::nullopt;
     }
     const auto* sel = e.as<Select>();
-    if (!sel || !IsZero(sel->false_value)) return std::nullopt;
-    std::vector<Expr> tests;
-    FlattenAnd(sel->condition, &tests);
+    if (!sel || !IsZeroConst(sel->false_value)) return std::nullopt;
+    std::vector<Expr> tests = Conjuncts(sel->condition);
     for (size_t i = 0; i < tests.size(); ++i) {
       if (!MatchTest(tests[i], &found_)) continue;
       std::vector<Expr> kept;
@@ -125,7 +109,7 @@ class Decomposer {
       mod = eq->b.as<Mod>();
       other = eq->a;
     }
-    if (!mod || !IsZero(other)) return false;
+    if (!mod || !IsZeroConst(other)) return false;
     const auto* stride = mod->b.as<IntImm>();
     if (!stride || stride->value < 2) return false;
     for (size_t r = 0; r < stage_.reduce_axes.size(); ++r) {

@@ -333,4 +333,20 @@ const int64_t* AsConstInt(const Expr& e) {
   return imm ? &imm->value : nullptr;
 }
 
+bool IsZeroConst(const Expr& e) {
+  if (const auto* i = e.as<IntImm>()) return i->value == 0;
+  if (const auto* f = e.as<FloatImm>()) return f->value == 0.0;
+  return false;
+}
+
+std::vector<Expr> Conjuncts(const Expr& e) {
+  if (const auto* a = e.as<And>()) {
+    std::vector<Expr> terms = Conjuncts(a->a);
+    std::vector<Expr> right = Conjuncts(a->b);
+    terms.insert(terms.end(), right.begin(), right.end());
+    return terms;
+  }
+  return {e};
+}
+
 }  // namespace tunefarm::ir

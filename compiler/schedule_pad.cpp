@@ -18,21 +18,6 @@ using namespace ir;
 
 namespace {
 
-bool IsZero(const Expr& e) {
-  if (const auto* f = e.as<FloatImm>()) return f->value == 0.0;
-  if (const auto* i = e.as<IntImm>()) return i->value == 0;
-  return false;
-}
-
-void Conjuncts(const Expr& e, std::vector<Expr>* out) {
-  if (const auto* a = e.as<And>()) {
-    Conjuncts(a->a, out);
-    Conjuncts(a->b, out);
-    return;
-  }
-  out->push_back(e);
-}
-
 std::optional<int64_t> ConstantOf(const Expr& e) {
   Expr s = Simplify(e);
   if (const auto* i = s.as<IntImm>()) return i->value;
@@ -73,11 +58,9 @@ class PadRewriter : public IRMutator {
  protected:
   Expr MutateSelect(const Select* op, const Expr& self) override {
     const Load* load = op->true_value.as<Load>();
-    if (load && load->buffer.get() == src_.get() && IsZero(op->false_value)) {
-      std::vector<Expr> checks;
-      Conjuncts(op->condition, &checks);
+    if (load && load->buffer.get() == src_.get() && IsZeroConst(op->false_value)) {
       bool all_bounds = true;
-      for (const Expr& c : checks) all_bounds = all_bounds && IsBoundsCheck(c, load->indices, src_->shape);
+      for (const Expr& c : Conjuncts(op->condition)) all_bounds = all_bounds && IsBoundsCheck(c, load->indices, src_->shape);
       if (all_bounds) {
         ++guards_removed_;
         return Mutate(op->true_value);

@@ -388,5 +388,9 @@ Expr MinValue(DataType t);
 Expr MaxValue(DataType t);
 // Returns the integer value if e is an IntImm.
 const int64_t* AsConstInt(const Expr& e);
+// True if e is the integer or float immediate 0.
+bool IsZeroConst(const Expr& e);
+// The terms of a conjunction a && b && ..., left to right; e alone if it is no And.
+std::vector<Expr> Conjuncts(const Expr& e);
 
 }  // namespace tunefarm::ir
