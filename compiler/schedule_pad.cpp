@@ -8,6 +8,7 @@
 // in bounds, so the guard goes and the reads are plain loads; the copy costs
 // one pass over X, which the search weighs against what it saves.
 #include "schedule_utils.h"
+#include "tunefarm/compiler/ir_printer.h"
 #include "tunefarm/compiler/ir_visitor.h"
 #include "tunefarm/compiler/schedule.h"
 #include "tunefarm/compiler/simplify.h"
@@ -137,10 +138,15 @@ Result<PadPlan> PlanPad(const PrimFunc& func, const Block* block, int read_index
   const size_t rank = src->shape.size();
   std::vector<int64_t> lo(rank, 0), hi(rank, 0);
   for (size_t d = 0; d < rank; ++d) hi[d] = src->shape[d] - 1;
+  // BlockLoadsOf and the rewrite below see the body only: a block's init is
+  // its reduction's identity and reads no input.
   for (const Load* load : sched::BlockLoadsOf(block, src.get())) {
     for (size_t d = 0; d < rank; ++d) {
       std::optional<Interval> b = BoundOf(load->indices[d], ranges);
-      if (!b) return fail("index " + std::to_string(d) + " of " + src->name + " has no bounds to pad to");
+      if (!b) {
+        return fail("index " + std::to_string(d) + " of " + src->name + ", " + ToString(load->indices[d]) +
+                    ", has no bounds over the block's iterations (only +, -, * and division by constants have)");
+      }
       lo[d] = std::min(lo[d], b->min);
       hi[d] = std::max(hi[d], b->max);
     }
@@ -158,10 +164,11 @@ Result<PadPlan> PlanPad(const PrimFunc& func, const Block* block, int read_index
   PadRewriter rewriter(src, plan.pad, plan.before);
   plan.body = rewriter.Mutate(block->body);
   if (rewriter.guards_removed() == 0) {
-    return fail("no read of " + src->name + " is guarded by bounds checks alone (select(0 <= i < extent, " +
-                src->name + "[i], 0)); no guard would leave the loops");
+    return fail("no read of " + src->name + " is guarded by bounds checks alone: pad_input removes select(0 <= i < " +
+                "extent && ..., " + src->name + "[i], 0), with the read itself as the selected value");
   }
-  plan.init = block->init.defined() ? rewriter.Mutate(block->init) : Stmt();
+  // The block's init is its reduction's identity: it reads no input.
+  plan.init = block->init;
   return plan;
 }
 

@@ -69,7 +69,7 @@ Result<CpuSketchConfig> LoadCpuSketchConfig(const std::string& path) {
     if (!arr || arr->empty()) return Status::InvalidArgument(path + ": 'unroll_steps' must be a non-empty array of integers");
     c.unroll_steps.clear();
     for (const toml::node& item : *arr) {
-      auto v = item.value<int64_t>();
+      auto v = item.value_exact<int64_t>();
       if (!v || *v < 0) return Status::InvalidArgument(path + ": 'unroll_steps' must hold non-negative integers");
       c.unroll_steps.push_back(*v);
     }

@@ -61,6 +61,42 @@ workload offby(N = 8, R = 3) {
 }
 )";
 
+// The lower check written strictly (> -1): still exactly "inside X".
+constexpr std::string_view kStrictLower = R"(
+workload strict(N = 9, R = 3) {
+  X = input f32[N]
+  out[i: N] = sum(r: R) select(i + r - 1 > -1 && N > i + r - 1, X[i + r - 1], 0.0)
+  output out
+}
+)";
+
+// An upper check one short of the bound: it zeroes X's last element too.
+constexpr std::string_view kShortUpper = R"(
+workload short(N = 8, R = 3) {
+  X = input f32[N]
+  out[i: N] = sum(r: R) select(i + r < N - 1, X[i + r], 0.0)
+  output out
+}
+)";
+
+// The selected value is not the read itself.
+constexpr std::string_view kScaled = R"(
+workload scaled(N = 8, R = 3) {
+  X = input f32[N]
+  out[i: N] = sum(r: R) select(i + r < N, X[i + r] * 2.0, 0.0)
+  output out
+}
+)";
+
+// An index divided by a loop variable: no bounds the schedule can derive.
+constexpr std::string_view kDivided = R"(
+workload divided(N = 8, R = 3) {
+  X = input f32[N]
+  out[i: N] = sum(r: R) select(i / (r + 1) - 1 >= 0, X[i / (r + 1) - 1], 0.0)
+  output out
+}
+)";
+
 size_t Count(const std::string& text, const std::string& what) {
   size_t n = 0;
   for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
@@ -118,6 +154,15 @@ TEST(PadInputTest, OneSidedGuardPadsOneSide) {
   EXPECT_NE(text.find("X_pad: f32[13]"), std::string::npos) << text;
 }
 
+TEST(PadInputTest, StrictLowerCheckIsABoundsCheck) {
+  ScheduleOutcome out;
+  EXPECT_TRUE(ScheduleIsCorrect(kStrictLower, {}, [](Schedule& sch) -> Status {
+    TF_ASSIGN_OR_RETURN(BlockRV b, sch.GetBlock("out"));
+    return sch.PadInput(b, 0).status();
+  }, &out));
+  EXPECT_EQ(Count(ir::ToString(out.scheduled), "select("), 1u) << ir::ToString(out.scheduled);
+}
+
 TEST(PadInputTest, RequestsItCannotHonourAreErrors) {
   struct Case {
     std::string_view text;
@@ -126,6 +171,10 @@ TEST(PadInputTest, RequestsItCannotHonourAreErrors) {
   };
   const std::vector<Case> cases = {
       {kGuardedConv, 2, {"pad_input(out)", "read index 2", "reads 2 buffers"}},
+      {kGuardedConv, -1, {"pad_input(out)", "read index -1"}},
+      {kShortUpper, 0, {"pad_input(out)", "bounds checks alone", "the read itself as the selected value"}},
+      {kScaled, 0, {"pad_input(out)", "bounds checks alone"}},
+      {kDivided, 0, {"pad_input(out)", "index 0 of X", "has no bounds"}},
       {kMatmul, 0, {"pad_input(C)", "every read of A is inside its bounds"}},
       {kStrided, 0, {"pad_input(out)", "bounds checks alone"}},
       {kOffByOne, 0, {"pad_input(out)", "bounds checks alone"}},

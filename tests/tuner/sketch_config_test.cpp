@@ -77,6 +77,7 @@ TEST_F(SketchConfigTest, MistakesNameTheFileAndKey) {
       {"spatial_levels = 9\n", "'spatial_levels' must be an integer in [2, 6]"},
       {"unroll_steps = [0, -16]\n", "'unroll_steps' must hold non-negative integers"},
       {"unroll_steps = []\n", "'unroll_steps' must be a non-empty array of integers"},
+      {"unroll_steps = [0, 16.0]\n", "'unroll_steps' must hold non-negative integers"},
       {"pad_root_min_reuse = -1\n", "'pad_root_min_reuse' must be an integer in [0, "},
       {"pad_inputs = 1\n", "'pad_inputs' must be true or false"},
       {"spatial_levels = 4.0\n", "'spatial_levels' must be an integer in [2, 6]"},

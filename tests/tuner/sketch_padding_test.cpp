@@ -7,6 +7,7 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "sketch_test_util.h"
 #include "tunefarm/compiler/ir_printer.h"
@@ -42,6 +43,8 @@ PaddingCounts SamplePadding(const std::string& workload, bool pad_inputs, int sa
   PaddingCounts counts;
   for (int i = 0; i < samples; ++i) {
     auto c = search.Sample();
+    // Every draw of the rule is a valid program.
+    EXPECT_TRUE(c.ok()) << workload << ": " << c.status().ToString();
     if (!c.ok()) continue;
     const std::string trace = c->trace.ToText();
     const std::string text = ir::ToString(c->func);
@@ -88,9 +91,22 @@ TEST(SketchPaddingTest, RuleOffNeverPads) {
 }
 
 TEST(SketchPaddingTest, UnguardedWorkloadsAreUnchanged) {
-  // No guard, no sampling decision: GMM's traces keep their shape (and
-  // older logs' decisions still line up).
-  EXPECT_EQ(SamplePadding("gmm_512.tf", true, 8).padded, 0);
+  // No guard, no sampling decision: GMM draws the very same programs with the
+  // rule on and off (and older logs' decisions still line up).
+  ir::PrimFunc f = ShrunkDefault(std::string(TUNEFARM_SOURCE_DIR) + "/configs/workloads/gmm_512.tf");
+  std::vector<std::string> traces[2];
+  for (bool pad_inputs : {false, true}) {
+    CpuSketchConfig config;
+    config.pad_inputs = pad_inputs;
+    auto policy = MakeCpuSketchPolicy(config);
+    EvolutionarySearch search(f, policy.get(), SearchOptions{}, 29);
+    for (int i = 0; i < 8; ++i) {
+      auto c = search.Sample();
+      ASSERT_TRUE(c.ok()) << c.status().ToString();
+      traces[pad_inputs].push_back(c->trace.ToText());
+    }
+  }
+  EXPECT_EQ(traces[0], traces[1]);
 }
 
 }  // namespace
