@@ -8,6 +8,7 @@
 // in bounds, so the guard goes and the reads are plain loads; the copy costs
 // one pass over X, which the search weighs against what it saves.
 #include "schedule_utils.h"
+#include "workload_bounds.h"
 #include "tunefarm/compiler/ir_printer.h"
 #include "tunefarm/compiler/ir_visitor.h"
 #include "tunefarm/compiler/schedule.h"
@@ -25,6 +26,30 @@ std::optional<int64_t> ConstantOf(const Expr& e) {
   return std::nullopt;
 }
 
+// Replaces every subexpression structurally equal to `target` by `with`.
+class ReplaceSame : public IRMutator {
+ public:
+  ReplaceSame(const Expr& target, const Expr& with) : target_(target), with_(with) {}
+  Expr Mutate(const Expr& e) override { return wl::SameExpr(e, target_) ? with_ : IRMutator::Mutate(e); }
+  using IRMutator::Mutate;
+
+ private:
+  const Expr target_, with_;
+};
+
+// p - index and p + index as constants, if the simplifier gets there; the
+// index is first named as a whole wherever p spells it out, so that an
+// index the simplifier keeps as an opaque term (a transposed convolution's
+// (h + 1 - (2 * r + (h + 1) % 2)) / 2) still cancels.
+std::pair<std::optional<int64_t>, std::optional<int64_t>> Offsets(const Expr& p, const Expr& index) {
+  Var named("pad_index", index.dtype());
+  Expr q = ReplaceSame(index, named).Mutate(p);
+  std::optional<int64_t> minus = ConstantOf(Sub::Make(q, named)), plus = ConstantOf(Add::Make(q, named));
+  if (!minus) minus = ConstantOf(Sub::Make(p, index));
+  if (!plus) plus = ConstantOf(Add::Make(p, index));
+  return {minus, plus};
+}
+
 // True if `check` is exactly one side of "indices[d] is inside [0, shape[d])"
 // for some dimension d: indices[d] >= 0, 0 <= indices[d], indices[d] < E,
 // indices[d] <= E - 1 and the like, in any arrangement the simplifier can
@@ -40,10 +65,11 @@ bool IsBoundsCheck(const Expr& check, const std::vector<Expr>& indices, const st
   else return false;
   for (size_t d = 0; d < indices.size(); ++d) {
     if (p.dtype() != indices[d].dtype()) continue;
+    auto [minus, plus] = Offsets(p, indices[d]);
     // p = index + k: index >= -k (strict: index >= 1 - k); the lower bound is 0.
-    if (auto k = ConstantOf(Sub::Make(p, indices[d])); k && (strict ? 1 - *k : -*k) == 0) return true;
+    if (minus && (strict ? 1 - *minus : -*minus) == 0) return true;
     // p = k - index: index <= k (strict: index <= k - 1); the upper bound is E - 1.
-    if (auto k = ConstantOf(Add::Make(p, indices[d])); k && (strict ? *k - 1 : *k) == shape[d] - 1) return true;
+    if (plus && (strict ? *plus - 1 : *plus) == shape[d] - 1) return true;
   }
   return false;
 }

@@ -415,11 +415,16 @@ class CpuSketchPolicy : public SketchPolicy {
       bool at_root = true;
       if (p.per_task) {
         at_root = false;
-        TF_RETURN_IF_ERROR(sch.ComputeAt(p.copy, outer));
       } else if (!p.ahead) {
         TF_ASSIGN_OR_RETURN(ValueRV where, sch.SampleCategorical({0, 1}, {1.0, 1.0}));
         at_root = sch.Get(where) == 0;
-        if (!at_root) TF_RETURN_IF_ERROR(sch.ComputeAt(p.copy, outer));
+      }
+      if (!at_root) {
+        Status moved = sch.ComputeAt(p.copy, outer);
+        // A padded copy whose region per task cannot be bounded (T2D's
+        // (h + 1 - r') / 2 rows) stays at the root; compute_at changed nothing.
+        if (!moved.ok() && !p.padded) return moved;
+        at_root = !moved.ok();
       }
       if (p.dim >= 0) TF_RETURN_IF_ERROR(sch.PackLayout(p.copy, p.dim, lanes, p.outer_position));
       // A padded copy not re-laid out writes whole rows: one vector each

@@ -1,5 +1,5 @@
 // The padding rule: a tiled reduction that reads an input under padding
-// guards (the suite's C2D and DEP) samples both a zero-padded copy of it and
+// guards (the suite's C2D, DEP and T2D) samples both a zero-padded copy of it and
 // the guards kept; programs of either kind compute what the default does
 // (through the JIT), the padded ones with no guard left in the kernel's
 // loops, and with pad_inputs off no sample pads.
@@ -79,6 +79,11 @@ TEST(SketchPaddingTest, ConvolutionsSampleBothPaddedAndGuardedReads) {
   EXPECT_GE(dep.padded, 4);
   EXPECT_GE(dep.guarded, 4);
   EXPECT_EQ(dep.per_task, dep.padded);
+  // T2D, after lowering has kept one tap in two: its remaining guards are
+  // bounds checks on (h + 1 - r') / 2, and pad like C2D's.
+  PaddingCounts t2d = SamplePadding("t2d.tf", true, 16);
+  EXPECT_GE(t2d.padded, 2);
+  EXPECT_GE(t2d.guarded, 2);
   // With the threshold at 0, DEP's copies may be made before the kernel too.
   PaddingCounts loose = SamplePadding("dep_3x3_c256_28.tf", true, 24, 0);
   EXPECT_LT(loose.per_task, loose.padded);

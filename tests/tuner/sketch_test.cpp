@@ -351,7 +351,10 @@ TEST(SketchPackingTest, RootCopiesRunInParallel) {
   ASSERT_TRUE(w.ok()) << w.status().ToString();
   auto f = LowerToPrimFunc(*w);
   ASSERT_TRUE(f.ok());
-  auto policy = MakeCpuSketchPolicy();
+  // Padding off: the padded copy of X would be another parallel copy (b1).
+  CpuSketchConfig config;
+  config.pad_inputs = false;
+  auto policy = MakeCpuSketchPolicy(config);
   EvolutionarySearch search(*f, policy.get(), SearchOptions{}, 9);
   int root_copies = 0;
   for (int i = 0; i < 48 && root_copies < 4; ++i) {
