@@ -109,12 +109,47 @@ Result<Candidate> EvolutionarySearch::Mutate(const Candidate& parent) {
   return Status::FailedPrecondition("no neighbouring decision of the trace changes its program");
 }
 
+Candidate EvolutionarySearch::Realign(Candidate seed) {
+  auto known = realigned_.find(seed.hash);
+  if (known == realigned_.end()) {
+    std::vector<std::vector<int64_t>> decisions;
+    for (size_t k : seed.trace.DecisionIndices()) decisions.push_back(seed.trace.instructions()[k].decision);
+    const std::string program = ir::ToString(seed.func);
+    // The sketch's random generator only draws where a hint does not fit,
+    // and such a run is a failed try: a fixed seed keeps the search's own
+    // generator, and so its runs, as they were without this step.
+    auto sketch_with = [&](std::vector<std::vector<int64_t>> hints) -> std::optional<Trace> {
+      Schedule sch(default_func_, seed.hash);
+      sch.SetDecisionHints(std::move(hints));
+      if (!policy_->Apply(sch).ok() || ir::ToString(sch.func()) != program) return std::nullopt;
+      return sch.trace();
+    };
+    // The common case first: a record of this sketch gives itself back.
+    std::optional<Trace> found = sketch_with(decisions);
+    for (size_t p = 0; !found && p <= decisions.size(); ++p) {
+      for (int64_t index : {0, 1}) {
+        std::vector<std::vector<int64_t>> hints = decisions;
+        hints.insert(hints.begin() + std::ptrdiff_t(p), std::vector<int64_t>{index});
+        if ((found = sketch_with(std::move(hints)))) break;
+      }
+      if (!found && p < decisions.size()) {
+        std::vector<std::vector<int64_t>> hints = decisions;
+        hints.erase(hints.begin() + std::ptrdiff_t(p));
+        found = sketch_with(std::move(hints));
+      }
+    }
+    known = realigned_.emplace(seed.hash, std::move(found)).first;
+  }
+  if (known->second) seed.trace = *known->second;
+  return seed;
+}
+
 std::vector<Candidate> EvolutionarySearch::SampleInitPopulation(const std::vector<Trace>& seeds) {
   std::vector<Candidate> population;
   std::unordered_set<uint64_t> seen;
   for (const Trace& t : seeds) {
     auto c = Replay(t);
-    if (c.ok() && seen.insert(c->hash).second) population.push_back(std::move(c).value());
+    if (c.ok() && seen.insert(c->hash).second) population.push_back(Realign(std::move(c).value()));
   }
   int attempts = options_.population * options_.max_attempts_factor;
   while (int(population.size()) < options_.population && attempts-- > 0) {

@@ -1,8 +1,9 @@
 // Evolutionary search over a design space, guided by a cost model.
 //
 // One call to NextBatch runs the named phases of a search round:
-//   1. SampleInitPopulation: the log's best traces for this task, replayed,
-//      plus random samples of the sketch policy;
+//   1. SampleInitPopulation: the log's best traces for this task, replayed
+//      (and realigned with the current sketch's decisions: Realign), plus
+//      random samples of the sketch policy;
 //   2. Evolve: generations of cost-model scoring, elitism and mutation (a
 //      mutation re-runs the sketch with one of a parent's decisions moved
 //      to a neighbouring value; invalid results are dropped, and a bounded
@@ -16,9 +17,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -102,6 +105,17 @@ class EvolutionarySearch {
   // when a few tried decisions give nothing else; the sketch's error when a
   // step makes it fail.
   Result<Candidate> Mutate(const Candidate& parent);
+  // `seed` with the trace the current sketch writes for its program, so
+  // that Mutate, which re-runs the sketch with a parent's decisions as hints
+  // in call order, steps it to a neighbour. A record of an older sketch can
+  // hold one decision fewer or more (the padding rule added one per guarded
+  // input): its decisions would meet the wrong sampling calls, and each
+  // mutation would give an unrelated program. The single missing decision
+  // (index 0 or 1) or extra one that gives the seed's program back is
+  // found by re-running the sketch; when none does, `seed` comes back
+  // unchanged. At most 3 * decisions + 3 sketch runs per program, once per
+  // search (remembered by program hash).
+  Candidate Realign(Candidate seed);
 
  private:
   // Positions into `decisions` (the trace's sampling instructions) in the
@@ -119,6 +133,9 @@ class EvolutionarySearch {
   // Hashes of this round's random samples of the sketch (not the log's
   // seeds, not mutations): where PickBatch draws its epsilon share.
   std::unordered_set<uint64_t> random_samples_;
+  // Realign's outcome per program hash: the sketch's trace, or nullopt
+  // when no single edit of the decisions gives the program back.
+  std::unordered_map<uint64_t, std::optional<Trace>> realigned_;
 };
 
 }  // namespace tunefarm::tuner
