@@ -156,8 +156,6 @@ class CodeGenLLVM {
   std::unordered_map<const ir::Variable*, std::optional<int64_t>> strides_;  // varying vars only
 };
 
-// Structural equality of expressions (variables and buffers by identity).
-bool ExprEqual(const ir::Expr& a, const ir::Expr& b);
 // True if e contains a Load, or an integer Div/Mod whose divisor is not a non-zero
 // constant: evaluating it on a branch Select did not choose could fault.
 bool MayFault(const ir::Expr& e);

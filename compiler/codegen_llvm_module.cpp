@@ -177,46 +177,6 @@ void CodeGenLLVM::ReturnOnError(llvm::Value* rc) {
 
 // ------------------------------------------------------------ IR predicates
 
-bool ExprEqual(const ir::Expr& a, const ir::Expr& b) {
-  if (a.same_as(b)) return true;
-  if (!a.defined() || !b.defined() || a.kind() != b.kind() || a.dtype() != b.dtype()) return false;
-  using K = ir::IRNodeKind;
-  switch (a.kind()) {
-    case K::kIntImm: return a.as<ir::IntImm>()->value == b.as<ir::IntImm>()->value;
-    case K::kFloatImm: return a.as<ir::FloatImm>()->value == b.as<ir::FloatImm>()->value;
-    case K::kVariable: return false;  // same variable would have been same_as
-#define TF_BIN_EQ(name) \
-    case K::k##name: return ExprEqual(a.as<ir::name>()->a, b.as<ir::name>()->a) && ExprEqual(a.as<ir::name>()->b, b.as<ir::name>()->b);
-    TF_BIN_EQ(Add) TF_BIN_EQ(Sub) TF_BIN_EQ(Mul) TF_BIN_EQ(Div) TF_BIN_EQ(Mod) TF_BIN_EQ(Min) TF_BIN_EQ(Max)
-    TF_BIN_EQ(EQ) TF_BIN_EQ(NE) TF_BIN_EQ(LT) TF_BIN_EQ(LE) TF_BIN_EQ(GT) TF_BIN_EQ(GE) TF_BIN_EQ(And) TF_BIN_EQ(Or)
-#undef TF_BIN_EQ
-    case K::kNot: return ExprEqual(a.as<ir::Not>()->a, b.as<ir::Not>()->a);
-    case K::kSelect: {
-      auto *x = a.as<ir::Select>(), *y = b.as<ir::Select>();
-      return ExprEqual(x->condition, y->condition) && ExprEqual(x->true_value, y->true_value) &&
-             ExprEqual(x->false_value, y->false_value);
-    }
-    case K::kCast: return ExprEqual(a.as<ir::Cast>()->value, b.as<ir::Cast>()->value);
-    case K::kLoad: {
-      auto *x = a.as<ir::Load>(), *y = b.as<ir::Load>();
-      if (x->buffer != y->buffer || x->indices.size() != y->indices.size()) return false;
-      for (size_t i = 0; i < x->indices.size(); ++i) {
-        if (!ExprEqual(x->indices[i], y->indices[i])) return false;
-      }
-      return true;
-    }
-    case K::kCall: {
-      auto *x = a.as<ir::Call>(), *y = b.as<ir::Call>();
-      if (x->op != y->op || x->args.size() != y->args.size()) return false;
-      for (size_t i = 0; i < x->args.size(); ++i) {
-        if (!ExprEqual(x->args[i], y->args[i])) return false;
-      }
-      return true;
-    }
-    default: return false;
-  }
-}
-
 bool MayFault(const ir::Expr& e) {
   if (!e.defined()) return false;
   using K = ir::IRNodeKind;

@@ -149,7 +149,7 @@ class Legality {
       auto same_index = [&](const std::vector<ir::Expr>& idx) {
         if (idx.size() != st->indices.size()) return false;
         for (size_t k = 0; k < idx.size(); ++k) {
-          if (!ExprEqual(idx[k], st->indices[k])) return false;
+          if (!ir::ExprEqual(idx[k], st->indices[k])) return false;
         }
         return true;
       };

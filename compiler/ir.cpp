@@ -349,4 +349,48 @@ std::vector<Expr> Conjuncts(const Expr& e) {
   return {e};
 }
 
+bool ExprEqual(const Expr& a, const Expr& b) {
+  if (a.same_as(b)) return true;
+  if (!a.defined() || !b.defined() || a.kind() != b.kind() || !(a.dtype() == b.dtype())) return false;
+  using K = IRNodeKind;
+  switch (a.kind()) {
+    case K::kIntImm: return a.as<IntImm>()->value == b.as<IntImm>()->value;
+    case K::kFloatImm: return a.as<FloatImm>()->value == b.as<FloatImm>()->value;
+    case K::kVariable: return false;  // the same variable was same_as above
+#define TF_BINARY_EQUAL(name) \
+    case K::k##name: return ExprEqual(a.as<name>()->a, b.as<name>()->a) && ExprEqual(a.as<name>()->b, b.as<name>()->b);
+    TF_BINARY_EQUAL(Add) TF_BINARY_EQUAL(Sub) TF_BINARY_EQUAL(Mul) TF_BINARY_EQUAL(Div) TF_BINARY_EQUAL(Mod)
+    TF_BINARY_EQUAL(Min) TF_BINARY_EQUAL(Max) TF_BINARY_EQUAL(EQ) TF_BINARY_EQUAL(NE) TF_BINARY_EQUAL(LT)
+    TF_BINARY_EQUAL(LE) TF_BINARY_EQUAL(GT) TF_BINARY_EQUAL(GE) TF_BINARY_EQUAL(And) TF_BINARY_EQUAL(Or)
+#undef TF_BINARY_EQUAL
+    case K::kNot: return ExprEqual(a.as<Not>()->a, b.as<Not>()->a);
+    case K::kSelect: {
+      const auto* x = a.as<Select>();
+      const auto* y = b.as<Select>();
+      return ExprEqual(x->condition, y->condition) && ExprEqual(x->true_value, y->true_value) &&
+             ExprEqual(x->false_value, y->false_value);
+    }
+    case K::kCast: return ExprEqual(a.as<Cast>()->value, b.as<Cast>()->value);
+    case K::kLoad: {
+      const auto* x = a.as<Load>();
+      const auto* y = b.as<Load>();
+      if (x->buffer != y->buffer || x->indices.size() != y->indices.size()) return false;
+      for (size_t i = 0; i < x->indices.size(); ++i) {
+        if (!ExprEqual(x->indices[i], y->indices[i])) return false;
+      }
+      return true;
+    }
+    case K::kCall: {
+      const auto* x = a.as<Call>();
+      const auto* y = b.as<Call>();
+      if (x->op != y->op || x->args.size() != y->args.size()) return false;
+      for (size_t i = 0; i < x->args.size(); ++i) {
+        if (!ExprEqual(x->args[i], y->args[i])) return false;
+      }
+      return true;
+    }
+    default: return false;
+  }
+}
+
 }  // namespace tunefarm::ir

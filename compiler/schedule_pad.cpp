@@ -30,7 +30,7 @@ std::optional<int64_t> ConstantOf(const Expr& e) {
 class ReplaceSame : public IRMutator {
  public:
   ReplaceSame(const Expr& target, const Expr& with) : target_(target), with_(with) {}
-  Expr Mutate(const Expr& e) override { return wl::SameExpr(e, target_) ? with_ : IRMutator::Mutate(e); }
+  Expr Mutate(const Expr& e) override { return ir::ExprEqual(e, target_) ? with_ : IRMutator::Mutate(e); }
   using IRMutator::Mutate;
 
  private:

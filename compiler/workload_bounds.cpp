@@ -94,8 +94,8 @@ class Bounder {
     std::optional<Range> r = Natural(e, use_facts);
     if (!use_facts) return r;
     for (const Atom& atom : atoms_) {
-      if (SameExpr(atom.lhs, e)) Refine(&r, atom.rel, atom.rhs);
-      if (SameExpr(atom.rhs, e)) Refine(&r, Mirror(atom.rel), atom.lhs);
+      if (ir::ExprEqual(atom.lhs, e)) Refine(&r, atom.rel, atom.rhs);
+      if (ir::ExprEqual(atom.rhs, e)) Refine(&r, Mirror(atom.rel), atom.lhs);
     }
     return r;
   }
@@ -215,59 +215,7 @@ class Bounder {
   const std::vector<Atom>& atoms_;
 };
 
-template <typename T>
-bool SameBinary(const ir::Expr& a, const ir::Expr& b) {
-  const T* x = a.as<T>();
-  const T* y = b.as<T>();
-  return SameExpr(x->a, y->a) && SameExpr(x->b, y->b);
-}
-
 }  // namespace
-
-bool SameExpr(const Expr& a, const Expr& b) {
-  if (a.same_as(b)) return true;
-  if (!a.defined() || !b.defined()) return false;
-  if (a.kind() != b.kind() || !(a.dtype() == b.dtype())) return false;
-  switch (a.kind()) {
-    case IRNodeKind::kIntImm: return a.as<ir::IntImm>()->value == b.as<ir::IntImm>()->value;
-    case IRNodeKind::kFloatImm: return a.as<ir::FloatImm>()->value == b.as<ir::FloatImm>()->value;
-    case IRNodeKind::kVariable: return false;  // identity was checked above
-#define TF_SAME_BINARY(name) \
-  case IRNodeKind::k##name: return SameBinary<ir::BinaryNode<IRNodeKind::k##name>>(a, b);
-      TF_SAME_BINARY(Add) TF_SAME_BINARY(Sub) TF_SAME_BINARY(Mul) TF_SAME_BINARY(Div)
-      TF_SAME_BINARY(Mod) TF_SAME_BINARY(Min) TF_SAME_BINARY(Max) TF_SAME_BINARY(EQ)
-      TF_SAME_BINARY(NE) TF_SAME_BINARY(LT) TF_SAME_BINARY(LE) TF_SAME_BINARY(GT)
-      TF_SAME_BINARY(GE) TF_SAME_BINARY(And) TF_SAME_BINARY(Or)
-#undef TF_SAME_BINARY
-    case IRNodeKind::kNot: return SameExpr(a.as<ir::Not>()->a, b.as<ir::Not>()->a);
-    case IRNodeKind::kSelect: {
-      const auto* x = a.as<ir::Select>();
-      const auto* y = b.as<ir::Select>();
-      return SameExpr(x->condition, y->condition) && SameExpr(x->true_value, y->true_value) &&
-             SameExpr(x->false_value, y->false_value);
-    }
-    case IRNodeKind::kCast: return SameExpr(a.as<ir::Cast>()->value, b.as<ir::Cast>()->value);
-    case IRNodeKind::kLoad: {
-      const auto* x = a.as<ir::Load>();
-      const auto* y = b.as<ir::Load>();
-      if (x->buffer != y->buffer || x->indices.size() != y->indices.size()) return false;
-      for (size_t i = 0; i < x->indices.size(); ++i) {
-        if (!SameExpr(x->indices[i], y->indices[i])) return false;
-      }
-      return true;
-    }
-    case IRNodeKind::kCall: {
-      const auto* x = a.as<ir::Call>();
-      const auto* y = b.as<ir::Call>();
-      if (x->op != y->op || x->args.size() != y->args.size()) return false;
-      for (size_t i = 0; i < x->args.size(); ++i) {
-        if (!SameExpr(x->args[i], y->args[i])) return false;
-      }
-      return true;
-    }
-    default: return false;
-  }
-}
 
 std::optional<Range> BoundOf(const Expr& e, const VarRanges& vars, const std::vector<Fact>& facts) {
   std::vector<Atom> atoms;

@@ -35,9 +35,6 @@ struct Fact {
 std::optional<Range> BoundOf(const ir::Expr& e, const VarRanges& vars,
                              const std::vector<Fact>& facts);
 
-// Structural equality with variables and buffers compared by identity.
-bool SameExpr(const ir::Expr& a, const ir::Expr& b);
-
 // True if e mentions any of the variables.
 bool MentionsAny(const ir::Expr& e, const std::vector<const ir::Variable*>& vars);
 // Appends the variables e mentions.

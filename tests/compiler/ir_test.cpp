@@ -57,6 +57,28 @@ TEST(IrTest, SubstituteReplacesOnlyTheGivenVariable) {
   EXPECT_FALSE(UsesVar(r, i.get()));
 }
 
+// ExprEqual compares structure, with variables and buffers by identity: what
+// pad_input's guard matching, the bounds of workload_bounds.h and the vector
+// code generator's store-after-load check rely on.
+TEST(IrTest, ExprEqualComparesStructureAndIdentity) {
+  Var i("i"), j("j"), other_i("i");
+  Buffer a = MakeBuffer("A", DataType::Float(32), {8, 8});
+  Buffer b = MakeBuffer("A", DataType::Float(32), {8, 8});
+  Expr guard = And::Make(GE::Make(i * 2 + 1, Expr(0)), LT::Make(j, Expr(8)));
+  Expr load = Load::Make(a, {i + 1, j});
+  // Rebuilt node by node: equal, though no node is shared.
+  EXPECT_TRUE(ExprEqual(guard, And::Make(GE::Make(i * 2 + 1, Expr(0)), LT::Make(j, Expr(8)))));
+  EXPECT_TRUE(ExprEqual(Select::Make(guard, load, Expr(0.0f)), Select::Make(guard, Load::Make(a, {i + 1, j}), Expr(0.0f))));
+  // Another variable of the same name, another buffer of the same name and
+  // shape, another immediate, another type, operands swapped: not equal.
+  EXPECT_FALSE(ExprEqual(i + 1, other_i + 1));
+  EXPECT_FALSE(ExprEqual(load, Load::Make(b, {i + 1, j})));
+  EXPECT_FALSE(ExprEqual(i + 1, i + 2));
+  EXPECT_FALSE(ExprEqual(Cast::Make(DataType::Int(64), i), Cast::Make(DataType::Int(32), i)));
+  EXPECT_FALSE(ExprEqual(i - j, j - i));
+  EXPECT_FALSE(ExprEqual(Expr(), i));
+}
+
 TEST(IrTest, SeqStmtFlattensAndUnwrapsSingletons) {
   Buffer a = MakeBuffer("A", DataType::Int(64), {2});
   Stmt s0 = Store::Make(a, Expr(1), {Expr(0)});

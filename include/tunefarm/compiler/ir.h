@@ -392,5 +392,10 @@ const int64_t* AsConstInt(const Expr& e);
 bool IsZeroConst(const Expr& e);
 // The terms of a conjunction a && b && ..., left to right; e alone if it is no And.
 std::vector<Expr> Conjuncts(const Expr& e);
+// Structural equality of scalar expressions: the same node kinds, types and
+// immediates, with variables and buffers compared by identity (two distinct
+// variables of one name differ). Nodes other than immediates, variables,
+// arithmetic, comparisons, logic, Select, Cast, Load and Call are never equal.
+bool ExprEqual(const Expr& a, const Expr& b);
 
 }  // namespace tunefarm::ir
