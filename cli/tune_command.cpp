@@ -167,6 +167,18 @@ int Tune(const TuneOptionsCli& o) {
                base > 0 ? best / base : 0.0, t.best_record_id);
     series.push_back({t.name, t.curve, base});
   }
+  for (const tuner::TaskStatus& t : loop.status()) {
+    // A log tuned by an older tunefarm: its records' decisions were lined up
+    // with this sketch's before their mutations (search.h, Realign).
+    if (t.realigned_seeds > 0 || t.unaligned_seeds > 0) {
+      fmt::print("{}: {} of the log's best records were written by an older design space and realigned with this one",
+                 t.name, t.realigned_seeds);
+      if (t.unaligned_seeds > 0) {
+        fmt::print("; {} fit no single added or dropped decision and were mutated as written", t.unaligned_seeds);
+      }
+      fmt::print("\n");
+    }
+  }
   if (loop.transfer_records() > 0) {
     fmt::print("cost model warm-started from {} records of {} other workload(s) in the log\n", loop.transfer_records(),
                loop.transfer_workloads());

@@ -110,10 +110,11 @@ Result<Candidate> EvolutionarySearch::Mutate(const Candidate& parent) {
 }
 
 Candidate EvolutionarySearch::Realign(Candidate seed) {
+  std::vector<std::vector<int64_t>> decisions;
+  for (size_t k : seed.trace.DecisionIndices()) decisions.push_back(seed.trace.instructions()[k].decision);
+  if (decisions.empty()) return seed;  // the default schedule: nothing to mutate
   auto known = realigned_.find(seed.hash);
   if (known == realigned_.end()) {
-    std::vector<std::vector<int64_t>> decisions;
-    for (size_t k : seed.trace.DecisionIndices()) decisions.push_back(seed.trace.instructions()[k].decision);
     const std::string program = ir::ToString(seed.func);
     // The sketch's random generator only draws where a hint does not fit,
     // and such a run is a failed try: a fixed seed keeps the search's own
@@ -126,6 +127,7 @@ Candidate EvolutionarySearch::Realign(Candidate seed) {
     };
     // The common case first: a record of this sketch gives itself back.
     std::optional<Trace> found = sketch_with(decisions);
+    const bool as_written = found.has_value();
     for (size_t p = 0; !found && p <= decisions.size(); ++p) {
       for (int64_t index : {0, 1}) {
         std::vector<std::vector<int64_t>> hints = decisions;
@@ -138,6 +140,8 @@ Candidate EvolutionarySearch::Realign(Candidate seed) {
         found = sketch_with(std::move(hints));
       }
     }
+    if (!found) ++unaligned_seeds_;
+    if (found && !as_written) ++realigned_seeds_;
     known = realigned_.emplace(seed.hash, std::move(found)).first;
   }
   if (known->second) seed.trace = *known->second;

@@ -303,6 +303,8 @@ Status TuningLoop::Run(std::vector<TuneTask> tasks, const std::atomic<bool>& sto
     int want = std::min(options_.batch_size, options_.trials - done);
     auto batch = state.search->NextBatch(want, seeds, state.measured, scorer);
     if (!batch.ok()) return batch.status();
+    status_[i].realigned_seeds = state.search->realigned_seeds();
+    status_[i].unaligned_seeds = state.search->unaligned_seeds();
     if (batch->empty()) {
       exhausted[i] = true;  // the search found nothing new: the space is (nearly) exhausted
       continue;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sketch_test_util.h"
+#include "tunefarm/compiler/schedule.h"
 #include "tunefarm/tuner/search.h"
 #include "tunefarm/tuner/sketch.h"
 
@@ -75,6 +76,8 @@ TEST(SeedRealignTest, OlderRecordGetsTheMissingDecisionAndNeighbouringMutations)
       unrelated_without += DecisionsChanged(realigned.trace, stray->trace) > 1;
     }
   }
+  EXPECT_EQ(search.realigned_seeds(), 6);
+  EXPECT_EQ(search.unaligned_seeds(), 0);
   ASSERT_GE(children, 16);
   // Every child of a realigned record differs from it in the one tile moved.
   EXPECT_EQ(neighbours, children);
@@ -105,9 +108,11 @@ TEST(SeedRealignTest, RecordWithAnExtraDecisionLosesIt) {
   EXPECT_EQ(realigned_records, 4);
 }
 
-// A record of the current sketch keeps its trace; a program no single edit
-// of the decisions explains (the default schedule, which the sketch never
-// gives) comes back unchanged, as it does when asked again.
+// A record of the current sketch keeps its trace and counts as neither; a
+// program no single edit of the decisions explains (one loop split by a
+// sampled tile, which the sketch never gives alone) comes back unchanged and
+// is counted once however often it seeds; the default schedule has no
+// decision to line up and is not counted.
 TEST(SeedRealignTest, CurrentRecordsAndUnexplainedProgramsAreLeftAlone) {
   ir::PrimFunc f = Workload("c2d_resnet_3x3");
   auto policy = Policy(true);
@@ -117,13 +122,29 @@ TEST(SeedRealignTest, CurrentRecordsAndUnexplainedProgramsAreLeftAlone) {
     ASSERT_TRUE(record.ok()) << record.status().ToString();
     EXPECT_EQ(search.Realign(*record).trace.ToText(), record->trace.ToText());
   }
+  EXPECT_EQ(search.realigned_seeds(), 0);
+  EXPECT_EQ(search.unaligned_seeds(), 0);
+
+  Schedule by_hand(f, 1);
+  auto block = by_hand.GetBlock("out");
+  ASSERT_TRUE(block.ok()) << block.status().ToString();
+  auto loops = by_hand.GetLoops(*block);
+  ASSERT_TRUE(loops.ok() && !loops->empty()) << loops.status().ToString();
+  auto tile = by_hand.SamplePerfectTile(loops->front(), 2, 64);
+  ASSERT_TRUE(tile.ok()) << tile.status().ToString();
+  ASSERT_TRUE(by_hand.Split(loops->front(), std::vector<Factor>(tile->begin(), tile->end())).ok());
+  auto unexplained = search.Replay(by_hand.trace());
+  ASSERT_TRUE(unexplained.ok()) << unexplained.status().ToString();
   auto default_program = search.Replay(Trace{});
   ASSERT_TRUE(default_program.ok()) << default_program.status().ToString();
   for (int again = 0; again < 2; ++again) {
+    EXPECT_EQ(search.Realign(*unexplained).trace.ToText(), by_hand.trace().ToText());
     Candidate same = search.Realign(*default_program);
     EXPECT_EQ(same.trace.size(), 0u);
     EXPECT_EQ(same.hash, default_program->hash);
   }
+  EXPECT_EQ(search.realigned_seeds(), 0);
+  EXPECT_EQ(search.unaligned_seeds(), 1);
 }
 
 }  // namespace

@@ -113,9 +113,14 @@ class EvolutionarySearch {
   // mutation would give an unrelated program. The single missing decision
   // (index 0 or 1) or extra one that gives the seed's program back is
   // found by re-running the sketch; when none does, `seed` comes back
-  // unchanged. At most 3 * decisions + 3 sketch runs per program, once per
-  // search (remembered by program hash).
+  // unchanged, as does a trace without decisions (the default schedule). At
+  // most 3 * decisions + 3 sketch runs per program, once per search
+  // (remembered by program hash).
   Candidate Realign(Candidate seed);
+  // Distinct seed programs Realign gave another trace (written by an older
+  // sketch), and those it found no single edit for (mutated as written).
+  int realigned_seeds() const { return realigned_seeds_; }
+  int unaligned_seeds() const { return unaligned_seeds_; }
 
  private:
   // Positions into `decisions` (the trace's sampling instructions) in the
@@ -136,6 +141,8 @@ class EvolutionarySearch {
   // Realign's outcome per program hash: the sketch's trace, or nullopt
   // when no single edit of the decisions gives the program back.
   std::unordered_map<uint64_t, std::optional<Trace>> realigned_;
+  int realigned_seeds_ = 0;
+  int unaligned_seeds_ = 0;
 };
 
 }  // namespace tunefarm::tuner

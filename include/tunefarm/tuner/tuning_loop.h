@@ -70,6 +70,11 @@ struct TaskStatus {
   std::string best_trace;
   double default_seconds = 0;  // 0: not measured
   std::vector<std::pair<int, double>> curve;  // (trials of this task, best GFLOP/s)
+  // The log's records that seeded the search and were written by an older
+  // sketch: realigned with the current one (EvolutionarySearch::Realign), or
+  // mutated as written because no single edit explains them.
+  int realigned_seeds = 0;
+  int unaligned_seeds = 0;
 };
 
 struct Progress {
