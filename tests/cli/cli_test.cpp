@@ -278,6 +278,37 @@ TEST_F(CliTest, TuneReportsTransferAndTheCheck) {
   EXPECT_EQ(unchecked.text.find("kept: on"), std::string::npos) << unchecked.text;
 }
 
+// A log written by an older design space (here: the padding rule off, as
+// before it existed) is resumed with the current one: tune says how many of
+// the log's best records it realigned; a run on its own log says nothing.
+TEST_F(CliTest, TuneSaysItRealignedRecordsOfAnOlderDesignSpace) {
+  std::ofstream(dir_ / "conv.tf") << "workload conv(C = 4, H = 8, W = 8, K = 16) {\n"
+                                     "  X = input f32[C, H, W]\n  Wt = input const f32[K, C, 3, 3]\n"
+                                     "  out[k, h: H, w: W] = sum(c: C, r: 3, s: 3)\n"
+                                     "    select(h + r - 1 >= 0 && h + r - 1 < H && w + s - 1 >= 0 && w + s - 1 < W,\n"
+                                     "           X[c, h + r - 1, w + s - 1], 0.0) * Wt[k, c, r, s]\n  output out\n}\n";
+  fs::copy(fs::path(TUNEFARM_SOURCE_DIR) / "configs", dir_ / "older", fs::copy_options::recursive);
+  const fs::path rules = dir_ / "older" / "sketch" / "cpu.toml";
+  std::ifstream in(rules);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  in.close();
+  const size_t at = text.find("pad_inputs = true");
+  ASSERT_NE(at, std::string::npos) << text;
+  text.replace(at, 17, "pad_inputs = false");
+  std::ofstream(rules) << text;
+
+  const std::string quick = " --batch-size 8 --repeat 1 --min-repeat-ms 1 --curve '' --db " + P("log.db");
+  Output older = RunTunefarm("tune " + P("conv.tf") + " --trials 16 --configs " + (dir_ / "older").string() + quick);
+  ASSERT_EQ(older.code, 0) << older.text;
+  EXPECT_EQ(older.text.find("realigned"), std::string::npos) << older.text;
+  Output resumed = RunTunefarm("tune " + P("conv.tf") + " --trials 24 --configs " +
+                               (fs::path(TUNEFARM_SOURCE_DIR) / "configs").string() + quick);
+  ASSERT_EQ(resumed.code, 0) << resumed.text;
+  EXPECT_TRUE(std::regex_search(resumed.text, std::regex("conv: [1-9][0-9]* of the log's best records were written by "
+                                                         "an older design space and realigned with this one")))
+      << resumed.text;
+}
+
 TEST_F(CliTest, HelpTeachesEveryCommand) {
   Output help = RunTunefarm("--help");
   EXPECT_EQ(help.code, 0);
