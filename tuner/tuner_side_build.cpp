@@ -1,7 +1,7 @@
 // Candidates built on the tuner, measured by workers (tuner_side_build.h).
-// The build steps and error kinds mirror the runner's (worker/runner_session.cpp,
-// docs/measurement.md "Building") so that a record reads the same whichever
-// side built it; only the last step differs: EmitObject instead of JitCompile.
+// The build starts as the runner's does (PrepareCandidateProgram), so that a
+// record reads the same whichever side built it; only the last step differs:
+// EmitObject instead of JitCompile.
 #include "tunefarm/tuner/tuner_side_build.h"
 
 #include <algorithm>
@@ -10,18 +10,14 @@
 #include <thread>
 
 #include "tunefarm/compiler/codegen_llvm.h"
-#include "tunefarm/compiler/lower.h"
-#include "tunefarm/compiler/schedule.h"
 #include "tunefarm/compiler/target.h"
-#include "tunefarm/compiler/trace.h"
-#include "tunefarm/compiler/workload_parser.h"
+#include "tunefarm/worker/candidate_program.h"
 
 namespace tunefarm::tuner {
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
 
 }  // namespace
 
@@ -37,28 +33,11 @@ CandidateBuild BuildCandidateObject(const MeasureInput& in, size_t max_object_by
     out.build_seconds = out.failure.build_seconds = std::chrono::duration<double>(Clock::now() - start).count();
     return out;
   };
-  ParseOptions parse_options;
-  parse_options.source_name = "workload";
-  auto workload = ParseWorkload(in.workload_text, parse_options);
-  if (!workload.ok()) return fail(MeasureErrorKind::kInvalidCandidate, workload.status().message());
   // The candidate's target, not this host's: the object may be for a board.
-  Target target = Target::Host();
-  if (!in.target.empty()) {
-    auto parsed = Target::Parse(in.target);
-    if (!parsed.ok()) return fail(MeasureErrorKind::kInvalidCandidate, "target: " + parsed.status().message());
-    target = *parsed;
-  }
-  auto func = LowerToPrimFunc(*workload);
-  if (!func.ok()) return fail(MeasureErrorKind::kCompileError, "lowering: " + func.status().message());
-  ir::PrimFunc scheduled = *func;
-  if (TraceTextHasContent(in.trace_text)) {
-    auto trace = Trace::Parse(in.trace_text);
-    if (!trace.ok()) return fail(MeasureErrorKind::kInvalidCandidate, "trace: " + trace.status().message());
-    Schedule sch(*func);
-    Status s = trace->ApplyTo(sch);
-    if (!s.ok()) return fail(MeasureErrorKind::kInvalidCandidate, "trace: " + s.message());
-    scheduled = sch.func();
-  }
+  CandidateProgram program = PrepareCandidateProgram(in);
+  if (!program.ok()) return fail(program.error, std::move(program.error_message));
+  const Target& target = program.target;
+  const ir::PrimFunc& scheduled = program.func;
   // The runner calls the prepack split's entries only (prepared_call.h).
   CodegenOptions codegen;
   codegen.whole_entry = false;

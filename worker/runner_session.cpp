@@ -13,13 +13,10 @@
 #include <thread>
 
 #include "runner.h"
-#include "tunefarm/compiler/lower.h"
 #include "tunefarm/compiler/prepared_call.h"
-#include "tunefarm/compiler/schedule.h"
 #include "tunefarm/compiler/target.h"
-#include "tunefarm/compiler/trace.h"
-#include "tunefarm/compiler/workload_parser.h"
 #include "tunefarm/runtime/runtime.h"
+#include "tunefarm/worker/candidate_program.h"
 
 namespace tunefarm::runner {
 
@@ -71,33 +68,15 @@ void Session::Build(const MeasureInput& in, int index, Built& out) {
     if (!fault.ok()) return fail(MeasureErrorKind::kInvalidCandidate, fault.status().message());
     out.fault = *fault;
   }
-  ParseOptions parse_options;
-  parse_options.source_name = "workload";
-  auto workload = ParseWorkload(in.workload_text, parse_options);
-  if (!workload.ok()) return fail(MeasureErrorKind::kInvalidCandidate, workload.status().message());
-  Target target = Target::Host();
-  if (!in.target.empty()) {
-    auto parsed = Target::Parse(in.target);
-    if (!parsed.ok()) return fail(MeasureErrorKind::kInvalidCandidate, "target: " + parsed.status().message());
-    target = *parsed;
-  }
+  CandidateProgram program = PrepareCandidateProgram(in);
+  if (!program.ok()) return fail(program.error, std::move(program.error_message));
+  const Target& target = program.target;
   if (!target.is_host()) {
     return fail(MeasureErrorKind::kInvalidCandidate, "target '" + target.ToString() +
                                                          "' cannot run on this machine (host: " +
                                                          Target::Host().ToString() + ")");
   }
-  auto func = LowerToPrimFunc(*workload);
-  if (!func.ok()) return fail(MeasureErrorKind::kCompileError, "lowering: " + func.status().message());
-  if (TraceTextHasContent(in.trace_text)) {
-    auto trace = Trace::Parse(in.trace_text);
-    if (!trace.ok()) return fail(MeasureErrorKind::kInvalidCandidate, "trace: " + trace.status().message());
-    Schedule sch(*func);
-    Status s = trace->ApplyTo(sch);
-    if (!s.ok()) return fail(MeasureErrorKind::kInvalidCandidate, "trace: " + s.message());
-    out.func = sch.func();
-  } else {
-    out.func = *func;
-  }
+  out.func = program.func;
   // TEST DEVICE: misbehave while building, on request (runner started with
   // TUNEFARM_RUNNER_TEST_FAULTS=1 only).
   if (out.fault == TestFault::kHangBuild) HangForever();
@@ -117,7 +96,7 @@ void Session::Build(const MeasureInput& in, int index, Built& out) {
   }
   out.kernel = std::move(*kernel);
   out.target_threads = target.num_threads;
-  out.workload = std::move(*workload);
+  out.workload = std::move(program.workload);
   out.build_seconds = SecondsSince(start);
   out.ok = true;
 }
