@@ -9,6 +9,17 @@
 
 namespace tunefarm {
 
+const std::vector<std::string>& ReplayedInstructionNames() {
+  // Every name TraceReplayer::Apply dispatches on (a test replays each).
+  static const std::vector<std::string> kNames = {
+      "get_block",     "get_loops",       "split",         "reorder",     "fuse",
+      "parallel",      "vectorize",       "unroll",        "bind",        "annotate",
+      "compute_at",    "reverse_compute_at", "compute_inline", "reverse_compute_inline", "cache_read",
+      "cache_write",   "pad_input",       "pack_layout",   "storage_align", "rfactor",
+      "sample_compute_location", "sample_perfect_tile", "sample_categorical"};
+  return kNames;
+}
+
 class TraceReplayer {
  public:
   TraceReplayer(Schedule& sch, const Instruction& inst, size_t index, std::map<std::string, int>& env)

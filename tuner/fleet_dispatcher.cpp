@@ -1,11 +1,14 @@
 // Candidate dispatch across the fleet (fleet_dispatcher.h). Map:
 //   AddWorker / RemoveWorker / Touch / SilentWorkers -- worker lifecycle
 //   Measure                                         -- a job's batch, queued and awaited
-//   DispatchLocked                                   -- queue -> free worker slots
+//   DispatchLocked / AnswerUnreplayableLocked        -- queue -> free worker slots that replay the trace
+//   CommonInstructions                               -- what every worker of a key replays
 //   OnResults / AcceptLocked                         -- first result wins
 #include "tunefarm/tuner/fleet_dispatcher.h"
 
 #include <algorithm>
+
+#include "tunefarm/compiler/trace.h"
 
 namespace tunefarm::tuner {
 
@@ -109,6 +112,27 @@ void FleetDispatcher::AcceptLocked(const std::string& worker_id, const MeasureRe
   pending_.erase(p);
 }
 
+namespace {
+
+// Whether `w` replays every instruction in `needs` (an empty list: no limit).
+bool Replays(const WorkerInfo& w, const std::set<std::string>& needs) {
+  if (w.trace_instructions.empty()) return true;
+  return std::all_of(needs.begin(), needs.end(), [&](const std::string& n) { return w.trace_instructions.count(n) > 0; });
+}
+
+// The instructions of a candidate's trace; none for the default schedule, and
+// none for text that does not parse (the worker answers that candidate).
+std::set<std::string> InstructionsOf(const std::string& trace_text) {
+  std::set<std::string> out;
+  if (!TraceTextHasContent(trace_text)) return out;
+  auto trace = Trace::Parse(trace_text);
+  if (!trace.ok()) return out;
+  for (const Instruction& inst : trace->instructions()) out.insert(inst.name);
+  return out;
+}
+
+}  // namespace
+
 void FleetDispatcher::DispatchLocked(const std::string& device_key) {
   auto q = queues_.find(device_key);
   if (q == queues_.end() || q->second.empty()) return;
@@ -131,11 +155,17 @@ void FleetDispatcher::DispatchLocked(const std::string& device_key) {
       w->send(std::move(dispatch));
       dispatch = Dispatch();
     };
+    // Candidates this worker cannot replay stay queued, in their order.
+    std::deque<std::string> skipped;
     while (free > 0 && !queue.empty()) {
       std::string cid = std::move(queue.front());
       queue.pop_front();
       auto p = pending_.find(cid);
       if (p == pending_.end()) continue;  // answered or abandoned meanwhile
+      if (!Replays(w->info, p->second.needs)) {
+        skipped.push_back(std::move(cid));
+        continue;
+      }
       // One request carries candidates of one batch: they share options.
       if (batch && p->second.batch != batch) flush();
       batch = p->second.batch;
@@ -146,7 +176,41 @@ void FleetDispatcher::DispatchLocked(const std::string& device_key) {
       --free;
     }
     flush();
-    if (queue.empty()) break;
+    queue.insert(queue.begin(), skipped.begin(), skipped.end());
+  }
+  AnswerUnreplayableLocked(device_key, workers);
+}
+
+void FleetDispatcher::AnswerUnreplayableLocked(const std::string& device_key, const std::vector<Worker*>& workers) {
+  if (workers.empty()) return;  // no worker yet: candidates wait, as for any key
+  std::deque<std::string>& queue = queues_[device_key];
+  for (auto it = queue.begin(); it != queue.end();) {
+    auto p = pending_.find(*it);
+    if (p == pending_.end() || p->second.needs.empty() ||
+        std::any_of(workers.begin(), workers.end(), [&](const Worker* w) { return Replays(w->info, p->second.needs); })) {
+      ++it;
+      continue;
+    }
+    // Name an instruction the first worker lacks: with one version behind,
+    // every worker lacks the same one.
+    std::string missing;
+    for (const std::string& n : p->second.needs) {
+      if (!workers.front()->info.trace_instructions.count(n)) {
+        missing = n;
+        break;
+      }
+    }
+    MeasureResult& slot = p->second.batch->results[p->second.index];
+    slot.candidate_id = p->second.input.candidate_id;
+    slot.error = MeasureErrorKind::kInvalidCandidate;
+    slot.error_message = "no connected worker of device key '" + device_key + "' replays the trace instruction '" +
+                         missing + "' (" + std::to_string(workers.size()) +
+                         " connected; a worker of an older tunefarm knows fewer instructions: upgrade it)";
+    slot.worker = "tuner";
+    --p->second.batch->remaining;
+    pending_.erase(p);
+    it = queue.erase(it);
+    done_cv_.notify_all();
   }
 }
 
@@ -165,6 +229,7 @@ std::vector<MeasureResult> FleetDispatcher::Measure(const std::string& device_ke
     p.batch = &batch;
     p.index = i;
     p.device_key = device_key;
+    p.needs = InstructionsOf(inputs[i].trace_text);
     if (!pending_.emplace(inputs[i].candidate_id, std::move(p)).second) {
       // Two pending candidates with one id would share a result: refuse.
       batch.results[i].candidate_id = inputs[i].candidate_id;
@@ -222,6 +287,25 @@ std::optional<WorkerInfo> FleetDispatcher::DeviceKeyInfo(const std::string& devi
     done_cv_.wait_for(lock, std::chrono::milliseconds(50));
   }
   return key_info_[device_key];
+}
+
+std::optional<std::set<std::string>> FleetDispatcher::CommonInstructions(const std::string& device_key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::optional<std::set<std::string>> common;
+  for (const auto& [id, w] : workers_) {
+    const std::set<std::string>& known = w->info.trace_instructions;
+    if (w->info.device_key != device_key || known.empty()) continue;
+    if (!common) {
+      common = known;
+      continue;
+    }
+    std::set<std::string> both;
+    for (const std::string& n : *common) {
+      if (known.count(n)) both.insert(n);
+    }
+    common = std::move(both);
+  }
+  return common;
 }
 
 int FleetDispatcher::WorkerCount(const std::string& device_key) {

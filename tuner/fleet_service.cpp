@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "tunefarm/compiler/target.h"
+#include "tunefarm/compiler/trace.h"
 #include "tunefarm/rpc/convert.h"
 #include "tunefarm/tuner/log_service.h"
 
@@ -53,7 +54,25 @@ grpc::Status ValidateRegister(const v1::Register& reg) {
       return Invalid("register.targets[" + std::to_string(i) + "]: " + parsed.status().message());
     }
   }
+  if (reg.trace_instructions_size() > 256) return Invalid("register.trace_instructions: at most 256");
+  for (int i = 0; i < reg.trace_instructions_size(); ++i) {
+    const std::string& n = reg.trace_instructions(i);
+    if (n.empty() || n.size() > 64) {
+      return Invalid("register.trace_instructions[" + std::to_string(i) + "] must have 1 to 64 characters");
+    }
+  }
   return grpc::Status::OK;
+}
+
+std::set<std::string> TraceInstructionsOf(const v1::Register& reg) {
+  std::set<std::string> out(reg.trace_instructions().begin(), reg.trace_instructions().end());
+  if (!out.empty()) return out;
+  // A worker from before Register listed its instructions: it knows every
+  // one this daemon knows but those added since (the padding rule's).
+  for (const std::string& n : ReplayedInstructionNames()) {
+    if (n != "pad_input") out.insert(n);
+  }
+  return out;
 }
 
 FleetServiceImpl::FleetServiceImpl(FleetDispatcher* dispatcher, rpc::ServerSecurity security, rpc::FleetLimits limits)
@@ -113,6 +132,7 @@ grpc::Status FleetServiceImpl::Connect(grpc::ServerContext* context,
   info.max_in_flight = std::min(reg.max_in_flight(), limits_.max_in_flight_per_worker);
   info.fingerprint = FingerprintFromProto(reg.fingerprint());
   if (reg.targets_size() > 0) info.host_target = reg.targets(0);
+  info.trace_instructions = TraceInstructionsOf(reg);
   auto outbox = std::make_shared<Outbox>();
   {
     std::lock_guard<std::mutex> lock(mu_);

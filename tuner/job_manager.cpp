@@ -280,6 +280,14 @@ void JobManager::RunJob(std::shared_ptr<Job> job) {
       options.measure.num_threads = job->spec.num_threads;
       options.device = job->spec.device_key;
       options.device_fingerprint = device->fingerprint;
+      // While a fleet is upgraded, some workers of the key may be older: the
+      // search keeps to what every one of them replays.
+      options.replayable_instructions = fleet_->CommonInstructions(job->spec.device_key);
+      if (options.replayable_instructions && !options.replayable_instructions->count("pad_input")) {
+        spdlog::warn("jobs: {}: a worker of device key {} runs an older tunefarm that cannot replay pad_input: "
+                     "inputs are not padded in this job's kernels (upgrade the key's workers to search with padding)",
+                     id, job->spec.device_key);
+      }
       FleetMeasurer fleet_measurer(fleet_, job->spec.device_key, &job->abort);
       TunerSideBuildMeasurer tuner_built(&fleet_measurer, options_.tuner_build);
       bool build_here = options_.tuner_built_device_keys.count(job->spec.device_key) > 0;

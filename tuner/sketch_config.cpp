@@ -77,13 +77,19 @@ Result<CpuSketchConfig> LoadCpuSketchConfig(const std::string& path) {
   return c;
 }
 
-Result<std::unique_ptr<SketchPolicy>> MakeSketchPolicy(const Target& target, const std::string& config_dir) {
+Result<std::unique_ptr<SketchPolicy>> MakeSketchPolicy(const Target& target, const std::string& config_dir,
+                                                       const std::set<std::string>* replayable) {
   if (target.kind != "llvm") {
     return Status::Unimplemented("no sketch rules for target kind '" + target.kind + "' yet (only llvm CPU targets)");
   }
   std::string path = config_dir + "/sketch/cpu.toml";
-  if (config_dir.empty() || !std::filesystem::exists(path)) return MakeCpuSketchPolicy();
-  TF_ASSIGN_OR_RETURN(CpuSketchConfig config, LoadCpuSketchConfig(path));
+  CpuSketchConfig config;
+  if (!config_dir.empty() && std::filesystem::exists(path)) {
+    TF_ASSIGN_OR_RETURN(config, LoadCpuSketchConfig(path));
+  }
+  // Every other rule writes instructions that workers have replayed from the
+  // first version on; the padding rule came later.
+  if (replayable && !replayable->count("pad_input")) config.pad_inputs = false;
   return MakeCpuSketchPolicy(std::move(config));
 }
 

@@ -219,7 +219,9 @@ Status TuningLoop::MeasureAndRecord(TaskState& state, TaskStatus& status, std::v
 
 Status TuningLoop::Run(std::vector<TuneTask> tasks, const std::atomic<bool>& stop,
                        const std::function<void(const Progress&)>& on_progress) {
-  TF_ASSIGN_OR_RETURN(policy_, MakeSketchPolicy(options_.target, options_.config_dir));
+  TF_ASSIGN_OR_RETURN(policy_, MakeSketchPolicy(options_.target, options_.config_dir,
+                                                options_.replayable_instructions ? &*options_.replayable_instructions
+                                                                                 : nullptr));
   states_.clear();
   status_.clear();
   if (model_ && options_.warm_start_records > 0) {

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "tunefarm/compiler/target.h"
+#include "tunefarm/compiler/trace.h"
 #include "tunefarm/v1/fleet.pb.h"
 #include "tunefarm/worker/fleet_worker.h"
 #include "tunefarm/worker/test_device.h"
@@ -55,6 +56,9 @@ std::unique_ptr<v1::WorkerMessage> RegisterMessage(const FleetWorkerOptions& o) 
   reg->set_tunefarm_version(TUNEFARM_VERSION);
   // The runner builds for this host only; the test device builds nothing (any target).
   if (o.device == "cpu") reg->add_targets(Target::Host().ToString());
+  // What its runner replays, so that the daemon sends it only traces it can
+  // build, also while a fleet runs mixed versions.
+  for (const std::string& name : ReplayedInstructionNames()) reg->add_trace_instructions(name);
   return hello;
 }
 

@@ -2,6 +2,8 @@
 // trace was parsed from, comments and blank lines included.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "tunefarm/compiler/lower.h"
 #include "tunefarm/compiler/schedule.h"
 #include "tunefarm/compiler/trace.h"
@@ -36,6 +38,33 @@ TEST(TraceLinesTest, ReplayErrorsNameTheSourceLine) {
   auto reparsed = Trace::Parse(trace->ToText());
   ASSERT_TRUE(reparsed.ok());
   EXPECT_TRUE(*reparsed == *trace);
+}
+
+// The list a worker reports to the tuner daemon is the replayer's own: every
+// name on it is replayed (a call without arguments fails on its arguments, if
+// at all, never as an unknown instruction), and a name off it is unknown.
+TEST(TraceLinesTest, ReplayedInstructionNamesAreTheOnesTheReplayerKnows) {
+  auto w = ParseWorkload("workload mm(M = 8, N = 8, K = 8) {\n  A = input f32[M, K]\n  B = input f32[K, N]\n"
+                         "  C[i, j] = sum(k: K) A[i, k] * B[k, j]\n  output C\n}\n");
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  auto f = LowerToPrimFunc(*w);
+  ASSERT_TRUE(f.ok());
+  auto replay = [&](const std::string& name) {
+    auto trace = Trace::Parse("tunefarm-trace 1\n" + name + "()\n");
+    EXPECT_TRUE(trace.ok()) << name << ": " << trace.status().ToString();
+    Schedule sch(*f);
+    return trace.ok() ? trace->ApplyTo(sch) : trace.status();
+  };
+  const std::vector<std::string>& names = ReplayedInstructionNames();
+  EXPECT_EQ(names.size(), 23u);
+  for (const std::string& name : names) {
+    Status st = replay(name);
+    EXPECT_EQ(st.message().find("unknown instruction"), std::string::npos) << name << ": " << st.message();
+  }
+  EXPECT_NE(std::find(names.begin(), names.end(), "pad_input"), names.end());
+  Status unknown = replay("no_such_instruction");
+  EXPECT_NE(unknown.message().find("unknown instruction 'no_such_instruction'"), std::string::npos)
+      << unknown.message();
 }
 
 }  // namespace

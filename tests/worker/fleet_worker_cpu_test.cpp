@@ -1,7 +1,10 @@
 // FleetWorker with device "cpu": real measurements through LocalMeasurer and
 // the build tree's runner, and the TEST ONLY fault injection (a crashing
 // candidate is a runtime error; the worker keeps serving on the same stream).
+#include <algorithm>
+
 #include "fake_fleet.h"
+#include "tunefarm/compiler/trace.h"
 #include "worker_test_util.h"
 
 namespace tunefarm::testing {
@@ -58,6 +61,10 @@ TEST(FleetWorkerCpuTest, MeasuresARealMatmul) {
     EXPECT_EQ(reg.device(), "cpu");
     EXPECT_EQ(reg.device_key(), DefaultDeviceKey("cpu"));
     EXPECT_EQ(reg.targets_size(), 1);
+    // Every instruction its runner replays, so that the daemon can route padded traces.
+    EXPECT_EQ(reg.trace_instructions_size(), int(ReplayedInstructionNames().size()));
+    EXPECT_NE(std::find(reg.trace_instructions().begin(), reg.trace_instructions().end(), "pad_input"),
+              reg.trace_instructions().end());
     EXPECT_EQ(reg.fingerprint().toolchain().rfind("llvm-", 0), 0u);
     for (const char* id : {"default", "vec"}) {
       const v1::MeasureResult* r = Find(*tuner.fleet, id);

@@ -90,6 +90,11 @@ class Trace {
   std::vector<Instruction> instructions_;
 };
 
+// The instruction names Trace::ApplyTo replays. A measurement worker reports
+// them when it joins a tuner daemon, so that a candidate goes only to workers
+// that can replay its trace (fleet.proto, Register.trace_instructions).
+const std::vector<std::string>& ReplayedInstructionNames();
+
 // Whether trace text holds an instruction or header, not only comments and
 // blank lines. A comment-only text (a test-fault line, say) means the default
 // schedule wherever traces are measured.

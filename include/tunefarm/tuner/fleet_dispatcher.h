@@ -13,6 +13,14 @@
 // candidate answered twice, a worker replaying results after a reconnect) is
 // dropped and counted in duplicates_dropped.
 //
+// Workers of one key may run different tunefarm versions while a fleet is
+// upgraded: a candidate is sent only to a worker that replays every
+// instruction of its trace (WorkerInfo::trace_instructions). One that no
+// connected worker of its key can replay is answered invalid_candidate at
+// once, naming the instruction, rather than waiting for a worker that may
+// never come; jobs keep such candidates out of the search in the first place
+// (CommonInstructions, MakeSketchPolicy).
+//
 // Thread safety: every method may be called from any thread; state is guarded
 // by one mutex. SendFn is called with that mutex held and must not block or
 // call back into the dispatcher (the fleet service only appends to an outbox).
@@ -44,6 +52,11 @@ struct WorkerInfo {
   int max_in_flight = 1;
   database::HardwareFingerprint fingerprint;  // as the worker reported it
   std::string host_target;  // target string of the worker's own CPU ("" : builds nothing, e.g. a test device)
+  // Schedule instructions the worker replays (trace instruction names). A
+  // candidate goes only to workers that know every instruction of its trace.
+  // Empty: no limit (a worker made in this process). The fleet service fills
+  // it for every worker that dials in, an older worker's included.
+  std::set<std::string> trace_instructions;
 };
 
 // One candidate sent to a worker, with the options of its batch.
@@ -107,6 +120,9 @@ class FleetDispatcher {
   // one to register; nullopt if none did or `abort` became true.
   std::optional<WorkerInfo> DeviceKeyInfo(const std::string& device_key, std::chrono::milliseconds timeout,
                                           const std::atomic<bool>* abort);
+  // The instructions every connected worker of `device_key` replays; nullopt
+  // when none of them is limited (or none is connected).
+  std::optional<std::set<std::string>> CommonInstructions(const std::string& device_key);
 
  private:
   struct Batch;
@@ -116,6 +132,7 @@ class FleetDispatcher {
     size_t index = 0;
     std::string device_key;
     std::set<std::string> holders;  // workers it is in flight on
+    std::set<std::string> needs;    // instructions of its trace (empty: default schedule, or a trace that does not parse)
   };
   struct Worker {
     std::string id;
@@ -127,6 +144,9 @@ class FleetDispatcher {
   };
 
   void DispatchLocked(const std::string& device_key);
+  // Answers queued candidates that no connected worker of the key can
+  // replay (invalid_candidate naming the instruction), when one is connected.
+  void AnswerUnreplayableLocked(const std::string& device_key, const std::vector<Worker*>& workers);
   void AcceptLocked(const std::string& worker_id, const MeasureResult& result);
 
   std::mutex mu_;

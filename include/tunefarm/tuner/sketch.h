@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -69,7 +70,10 @@ class SketchPolicy {
 
 std::unique_ptr<SketchPolicy> MakeCpuSketchPolicy(CpuSketchConfig config = {});
 // The policy for a target kind ("llvm": CPU rules from configs/sketch/cpu.toml
-// when `config_dir` has it, else the built-in defaults).
-Result<std::unique_ptr<SketchPolicy>> MakeSketchPolicy(const Target& target, const std::string& config_dir);
+// when `config_dir` has it, else the built-in defaults). With `replayable`
+// (the instructions the measuring workers replay), a rule that writes an
+// instruction outside it is off: the padding rule without pad_input.
+Result<std::unique_ptr<SketchPolicy>> MakeSketchPolicy(const Target& target, const std::string& config_dir,
+                                                       const std::set<std::string>* replayable = nullptr);
 
 }  // namespace tunefarm::tuner

@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,9 @@ struct TuneOptions {
   MeasureOptions measure;
   uint64_t seed = 1;
   std::string config_dir;     // sketch rule sets (configs/)
+  // The instructions every measuring worker replays (FleetDispatcher::
+  // CommonInstructions); unset: any. Rules that need others are off.
+  std::optional<std::set<std::string>> replayable_instructions;
   // Records of other workloads (same target and device) the cost model learns
   // from before the first batch; 0 turns transfer off.
   int warm_start_records = 1000;
