@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "tunefarm/compiler/trace.h"
 #include "tunefarm/database/database.h"
 #include "tunefarm/worker/test_device.h"
 
@@ -169,6 +170,46 @@ TEST_F(JobManagerTest, CancelStopsAJobAndDrainLeavesItToResume) {
   JobView done = WaitEnded(again, "to-resume");
   EXPECT_EQ(done.state.status, database::JobStatus::kDone) << done.state.error;
   EXPECT_EQ(done.state.trials_done, 64);
+}
+
+// While a fleet is upgraded: a job whose worker is older (it lists no
+// instructions, so it lacks pad_input) searches without the padding rule, so
+// none of its candidates is one that worker could not build; with an
+// upgraded worker the same job pads some inputs (the control).
+TEST_F(JobManagerTest, AJobWithAnOlderWorkerSearchesWithoutPadding) {
+  auto padded_records = [&](const std::string& key, std::set<std::string> instructions) {
+    FleetDispatcher fleet;
+    WorkerInfo info = ArmBoard();
+    info.device_key = key;
+    info.host_target = "";  // the daemon's own CPU
+    info.trace_instructions = std::move(instructions);
+    FakeWorker worker(&fleet, info);
+    JobManager jobs(db_.get(), &fleet, {});
+    JobSpec spec = SmallJob(key, 32);
+    spec.workloads = {"workload conv(C = 8, H = 8, W = 8, K = 16) {\n  X = input f32[1, C, H, W]\n"
+                      "  Wt = input f32[K, C, 3, 3]\n"
+                      "  out[n: 1, k: K, h: H, w: W] = sum(c: C, r: 3, s: 3)\n"
+                      "      select(h + r - 1 >= 0 && h + r - 1 < H && w + s - 1 >= 0 && w + s - 1 < W,\n"
+                      "             X[n, c, h + r - 1, w + s - 1], 0.0) * Wt[k, c, r, s]\n"
+                      "  output out\n}\n"};
+    auto submitted = jobs.Submit(spec, key);
+    EXPECT_TRUE(submitted.ok()) << submitted.status().ToString();
+    JobView done = WaitEnded(jobs, key);
+    EXPECT_EQ(done.state.status, database::JobStatus::kDone) << done.state.error;
+    int padded = 0, errors = 0;
+    EXPECT_TRUE(db_->ForEachRecord({}, [&](const database::TuningRecord& r) {
+                     if (r.device != key) return Status::OK();
+                     padded += r.trace.find("pad_input(") != std::string::npos;
+                     errors += r.error_kind != database::ErrorKind::kNone;
+                     return Status::OK();
+                   }).ok());
+    EXPECT_EQ(errors, 0) << key;
+    return padded;
+  };
+  std::set<std::string> older(ReplayedInstructionNames().begin(), ReplayedInstructionNames().end());
+  older.erase("pad_input");
+  EXPECT_EQ(padded_records("older", older), 0);
+  EXPECT_GT(padded_records("upgraded", {ReplayedInstructionNames().begin(), ReplayedInstructionNames().end()}), 0);
 }
 
 TEST_F(JobManagerTest, InvalidSpecsNameTheField) {
