@@ -170,13 +170,14 @@ int Tune(const TuneOptionsCli& o) {
   for (const tuner::TaskStatus& t : loop.status()) {
     // A log tuned by an older tunefarm: its records' decisions were lined up
     // with this sketch's before their mutations (search.h, Realign).
-    if (t.realigned_seeds > 0 || t.unaligned_seeds > 0) {
-      fmt::print("{}: {} of the log's best records were written by an older design space and realigned with this one",
+    if (t.realigned_seeds > 0) {
+      fmt::print("{}: {} of the log's best records were written by an older design space and realigned with this one\n",
                  t.name, t.realigned_seeds);
-      if (t.unaligned_seeds > 0) {
-        fmt::print("; {} fit no single added or dropped decision and were mutated as written", t.unaligned_seeds);
-      }
-      fmt::print("\n");
+    }
+    if (t.unaligned_seeds > 0) {
+      fmt::print("{}: {} of the log's best records fit this design space by no single added or dropped decision "
+                 "(another rule set, or written by hand) and were mutated as written\n",
+                 t.name, t.unaligned_seeds);
     }
   }
   if (loop.transfer_records() > 0) {
