@@ -138,6 +138,15 @@ int Run(const std::string& action, const JobsFlags& f) {
   }
   fmt::print("{} worker(s); {} candidate(s) queued; {} re-dispatched after a lost worker; {} late duplicate(s) dropped\n",
              resp.workers_size(), resp.queued(), resp.redispatched(), resp.duplicates_dropped());
+  for (const v1::WorkerStatus& w : resp.workers()) {
+    if (w.missing_instructions().empty()) continue;
+    std::string missing;
+    for (const std::string& n : w.missing_instructions()) missing += (missing.empty() ? "" : ", ") + n;
+    fmt::print("worker {} (tunefarm {}) cannot replay {}: it is sent no candidate that uses them, and jobs on device "
+               "key {} search without them; upgrade it\n",
+               w.worker_id(), w.tunefarm_version().empty() ? "of unknown version" : w.tunefarm_version(), missing,
+               w.device_key());
+  }
   return kExitOk;
 }
 

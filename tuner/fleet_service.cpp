@@ -133,6 +133,7 @@ grpc::Status FleetServiceImpl::Connect(grpc::ServerContext* context,
   info.fingerprint = FingerprintFromProto(reg.fingerprint());
   if (reg.targets_size() > 0) info.host_target = reg.targets(0);
   info.trace_instructions = TraceInstructionsOf(reg);
+  info.tunefarm_version = reg.tunefarm_version();
   auto outbox = std::make_shared<Outbox>();
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -1,6 +1,7 @@
 // The Tuner gRPC service (tuner_service.h): thin handlers over JobManager.
 #include "tunefarm/tuner/tuner_service.h"
 
+#include "tunefarm/compiler/trace.h"
 #include "tunefarm/database/database.h"
 
 namespace tunefarm::tuner {
@@ -130,6 +131,12 @@ grpc::Status TunerServiceImpl::FleetStatus(grpc::ServerContext* context, const v
     p->set_results_per_s(w.connected_s > 0 ? double(w.measured) / w.connected_s : 0);
     p->set_connected_s(w.connected_s);
     p->set_last_seen_ms(w.last_seen_ms);
+    p->set_tunefarm_version(w.info.tunefarm_version);
+    if (!w.info.trace_instructions.empty()) {
+      for (const std::string& n : ReplayedInstructionNames()) {
+        if (!w.info.trace_instructions.count(n)) p->add_missing_instructions(n);
+      }
+    }
   }
   response->set_queued(s.queued);
   response->set_redispatched(s.redispatched);

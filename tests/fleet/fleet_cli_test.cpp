@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <regex>
+#include <thread>
 
 #include "../run_command.h"
 #include "fleet_harness.h"
@@ -121,6 +122,49 @@ TEST_F(FleetCli, ClientMistakesGetClearMessages) {
   Output worker_remote = RunCli("worker --tuner 10.1.2.3:7878 --insecure");
   EXPECT_EQ(worker_remote.code, 1) << worker_remote.text;
   EXPECT_NE(worker_remote.text.find("loopback"), std::string::npos) << worker_remote.text;
+}
+
+// While a fleet is upgraded: a worker of a version that does not list the
+// instructions it replays (a raw Register without them, as such a worker
+// sends) is named by `fleet status` with what it cannot replay; an
+// up-to-date worker is not.
+TEST_F(FleetCli, FleetStatusNamesAnOlderWorkerAndWhatItCannotReplay) {
+  WorkerOptions wo;
+  wo.tls = false;
+  worker_ = StartWorker(dir_, port_, wo, dir_ / "worker.log");
+  rpc::ClientSecurity sec = ClientCreds(dir_, false, "worker-token-0123456789");
+  auto channel = rpc::MakeChannel("127.0.0.1:" + std::to_string(port_), sec);
+  ASSERT_TRUE(channel.ok()) << channel.status().ToString();
+  auto stub = v1::Fleet::NewStub(*channel);
+  grpc::ClientContext ctx;
+  rpc::PrepareCall(&ctx, sec, 60);
+  auto stream = stub->Connect(&ctx);
+  v1::WorkerMessage hello;
+  v1::Register* reg = hello.mutable_register_();
+  reg->set_device_key("test-key");
+  reg->set_device("test");
+  reg->set_hostname("old-board");
+  reg->set_max_in_flight(1);
+  reg->set_tunefarm_version("0.0.9");
+  ASSERT_TRUE(stream->Write(hello));
+  v1::TunerMessage registered;
+  ASSERT_TRUE(stream->Read(&registered)) << daemon_->Log();
+  ASSERT_TRUE(registered.has_registered());
+
+  // The up-to-date worker registers on its own time.
+  Output fleet;
+  for (int i = 0; i < 100 && fleet.text.find("2 worker(s)") == std::string::npos; ++i) {
+    if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    fleet = RunCli("fleet status" + client_);
+    ASSERT_EQ(fleet.code, 0) << fleet.text;
+  }
+  ASSERT_NE(fleet.text.find("2 worker(s)"), std::string::npos) << fleet.text << worker_->Log();
+  EXPECT_TRUE(std::regex_search(fleet.text, std::regex("worker old-board/test#[0-9]+ \\(tunefarm 0\\.0\\.9\\) cannot "
+                                                       "replay pad_input: .* upgrade it")))
+      << fleet.text;
+  EXPECT_EQ(fleet.text.find("cannot replay", fleet.text.find("cannot replay") + 1), std::string::npos)
+      << "only the older worker is named: " << fleet.text;
+  ctx.TryCancel();
 }
 
 }  // namespace

@@ -57,6 +57,7 @@ struct WorkerInfo {
   // Empty: no limit (a worker made in this process). The fleet service fills
   // it for every worker that dials in, an older worker's included.
   std::set<std::string> trace_instructions;
+  std::string tunefarm_version;  // as the worker reported it
 };
 
 // One candidate sent to a worker, with the options of its batch.
