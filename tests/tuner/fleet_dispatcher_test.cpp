@@ -6,27 +6,13 @@
 
 #include <thread>
 
+#include "dispatch_test_util.h"
+
 namespace tunefarm::tuner {
 namespace {
 
-struct FakeWorker {
-  std::mutex mu;
-  std::vector<Dispatch> received;
-  std::vector<std::string> Ids() {
-    std::lock_guard<std::mutex> lock(mu);
-    std::vector<std::string> ids;
-    for (const Dispatch& d : received) {
-      for (const MeasureInput& in : d.inputs) ids.push_back(in.candidate_id);
-    }
-    return ids;
-  }
-  FleetDispatcher::SendFn Fn() {
-    return [this](Dispatch d) {
-      std::lock_guard<std::mutex> lock(mu);
-      received.push_back(std::move(d));
-    };
-  }
-};
+using testing::Eventually;
+using testing::FakeWorker;
 
 std::vector<MeasureInput> Inputs(int n, const std::string& prefix = "c") {
   std::vector<MeasureInput> v;
@@ -39,16 +25,6 @@ MeasureResult Ok(const std::string& id, double secs) {
   r.candidate_id = id;
   r.repeat_seconds = {secs};
   return r;
-}
-
-// Waits until `pred` holds (the batch runs on another thread).
-template <class Pred>
-bool Eventually(Pred pred) {
-  for (int i = 0; i < 400; ++i) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return pred();
 }
 
 TEST(FleetDispatcher, RespectsInFlightLimitAndAnswersInOrder) {

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <thread>
 
+#include "dispatch_test_util.h"
 #include "sketch_test_util.h"
 #include "tunefarm/compiler/trace.h"
 #include "tunefarm/tuner/fleet_dispatcher.h"
@@ -20,29 +21,8 @@
 namespace tunefarm::tuner {
 namespace {
 
-struct RecordingWorker {
-  std::mutex mu;
-  std::vector<std::string> ids;
-  FleetDispatcher::SendFn Fn() {
-    return [this](Dispatch d) {
-      std::lock_guard<std::mutex> lock(mu);
-      for (const MeasureInput& in : d.inputs) ids.push_back(in.candidate_id);
-    };
-  }
-  std::vector<std::string> Ids() {
-    std::lock_guard<std::mutex> lock(mu);
-    return ids;
-  }
-};
-
-template <class Pred>
-bool Eventually(Pred pred) {
-  for (int i = 0; i < 400; ++i) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return pred();
-}
+using testing::Eventually;
+using RecordingWorker = testing::FakeWorker;
 
 std::set<std::string> AllInstructions() {
   return {ReplayedInstructionNames().begin(), ReplayedInstructionNames().end()};
