@@ -178,34 +178,51 @@ void FleetDispatcher::DispatchLocked(const std::string& device_key) {
     flush();
     queue.insert(queue.begin(), skipped.begin(), skipped.end());
   }
-  AnswerUnreplayableLocked(device_key, workers);
+  AnswerUnreplayableLocked(device_key);
 }
 
-void FleetDispatcher::AnswerUnreplayableLocked(const std::string& device_key, const std::vector<Worker*>& workers) {
+void FleetDispatcher::AnswerUnreplayableLocked(const std::string& device_key) {
+  std::vector<const Worker*> workers;
+  for (const auto& [id, w] : workers_) {
+    if (w->info.device_key == device_key) workers.push_back(w.get());
+  }
   if (workers.empty()) return;  // no worker yet: candidates wait, as for any key
+  const auto now = Clock::now();
   std::deque<std::string>& queue = queues_[device_key];
   for (auto it = queue.begin(); it != queue.end();) {
     auto p = pending_.find(*it);
     if (p == pending_.end() || p->second.needs.empty() ||
         std::any_of(workers.begin(), workers.end(), [&](const Worker* w) { return Replays(w->info, p->second.needs); })) {
+      if (p != pending_.end()) p->second.unreplayable_since.reset();
       ++it;
       continue;
     }
-    // Name an instruction the first worker lacks: with one version behind,
-    // every worker lacks the same one.
+    // An upgraded worker may be back within the grace (a restart, a lease
+    // renewed): the answer is recorded for good, so it waits first.
+    if (!p->second.unreplayable_since) p->second.unreplayable_since = now;
+    if (now - *p->second.unreplayable_since < unreplayable_grace_) {
+      ++it;
+      continue;
+    }
+    // Name an instruction no connected worker replays.
     std::string missing;
     for (const std::string& n : p->second.needs) {
-      if (!workers.front()->info.trace_instructions.count(n)) {
+      if (std::none_of(workers.begin(), workers.end(),
+                       [&](const Worker* w) { return w->info.trace_instructions.count(n) > 0; })) {
         missing = n;
         break;
       }
     }
+    if (missing.empty()) missing = *p->second.needs.begin();  // each known somewhere, never all in one
     MeasureResult& slot = p->second.batch->results[p->second.index];
     slot.candidate_id = p->second.input.candidate_id;
     slot.error = MeasureErrorKind::kInvalidCandidate;
     slot.error_message = "no connected worker of device key '" + device_key + "' replays the trace instruction '" +
-                         missing + "' (" + std::to_string(workers.size()) +
-                         " connected; a worker of an older tunefarm knows fewer instructions: upgrade it)";
+                         missing + "' (" + std::to_string(workers.size()) + " connected, none for " +
+                         (unreplayable_grace_ >= std::chrono::seconds(1)
+                              ? std::to_string(unreplayable_grace_.count() / 1000) + " s"
+                              : std::to_string(unreplayable_grace_.count()) + " ms") +
+                         "; a worker of an older tunefarm knows fewer instructions: upgrade it)";
     slot.worker = "tuner";
     --p->second.batch->remaining;
     pending_.erase(p);
@@ -221,6 +238,9 @@ std::vector<MeasureResult> FleetDispatcher::Measure(const std::string& device_ke
   batch.results.resize(inputs.size());
   batch.remaining = inputs.size();
   batch.options = options;
+  // Parsed before taking the lock: every worker's results wait on it.
+  std::vector<std::set<std::string>> needs;
+  for (const MeasureInput& in : inputs) needs.push_back(InstructionsOf(in.trace_text));
   std::unique_lock<std::mutex> lock(mu_);
   auto& queue = queues_[device_key];
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -229,7 +249,7 @@ std::vector<MeasureResult> FleetDispatcher::Measure(const std::string& device_ke
     p.batch = &batch;
     p.index = i;
     p.device_key = device_key;
-    p.needs = InstructionsOf(inputs[i].trace_text);
+    p.needs = std::move(needs[i]);
     if (!pending_.emplace(inputs[i].candidate_id, std::move(p)).second) {
       // Two pending candidates with one id would share a result: refuse.
       batch.results[i].candidate_id = inputs[i].candidate_id;
@@ -251,6 +271,7 @@ std::vector<MeasureResult> FleetDispatcher::Measure(const std::string& device_ke
       return {};
     }
     done_cv_.wait_for(lock, std::chrono::milliseconds(50));
+    AnswerUnreplayableLocked(device_key);  // a grace may have run out
   }
   return std::move(batch.results);
 }

@@ -67,12 +67,15 @@ grpc::Status ValidateRegister(const v1::Register& reg) {
 std::set<std::string> TraceInstructionsOf(const v1::Register& reg) {
   std::set<std::string> out(reg.trace_instructions().begin(), reg.trace_instructions().end());
   if (!out.empty()) return out;
-  // A worker from before Register listed its instructions: it knows every
-  // one this daemon knows but those added since (the padding rule's).
-  for (const std::string& n : ReplayedInstructionNames()) {
-    if (n != "pad_input") out.insert(n);
-  }
-  return out;
+  // A worker from before Register listed its instructions replays these and
+  // no others: fixed, so that instructions added later are not taken to be
+  // known to it.
+  return {"get_block",   "get_loops",          "split",          "reorder",
+          "fuse",        "parallel",           "vectorize",      "unroll",
+          "bind",        "annotate",           "compute_at",     "reverse_compute_at",
+          "compute_inline", "reverse_compute_inline", "cache_read", "cache_write",
+          "pack_layout", "storage_align",      "rfactor",        "sample_compute_location",
+          "sample_perfect_tile", "sample_categorical"};
 }
 
 FleetServiceImpl::FleetServiceImpl(FleetDispatcher* dispatcher, rpc::ServerSecurity security, rpc::FleetLimits limits)

@@ -8,7 +8,7 @@
 
 namespace tunefarm {
 
-CandidateProgram PrepareCandidateProgram(const MeasureInput& in) {
+CandidateProgram PrepareCandidateProgram(const MeasureInput& in, bool host_only) {
   CandidateProgram out;
   auto fail = [&](MeasureErrorKind kind, std::string message) {
     out.error = kind;
@@ -24,6 +24,11 @@ CandidateProgram PrepareCandidateProgram(const MeasureInput& in) {
     auto parsed = Target::Parse(in.target);
     if (!parsed.ok()) return fail(MeasureErrorKind::kInvalidCandidate, "target: " + parsed.status().message());
     out.target = *parsed;
+  }
+  if (host_only && !out.target.is_host()) {
+    return fail(MeasureErrorKind::kInvalidCandidate, "target '" + out.target.ToString() +
+                                                         "' cannot run on this machine (host: " +
+                                                         Target::Host().ToString() + ")");
   }
   auto func = LowerToPrimFunc(*workload);
   if (!func.ok()) return fail(MeasureErrorKind::kCompileError, "lowering: " + func.status().message());

@@ -68,15 +68,10 @@ void Session::Build(const MeasureInput& in, int index, Built& out) {
     if (!fault.ok()) return fail(MeasureErrorKind::kInvalidCandidate, fault.status().message());
     out.fault = *fault;
   }
-  CandidateProgram program = PrepareCandidateProgram(in);
+  CandidateProgram program = PrepareCandidateProgram(in, /*host_only=*/true);
   if (!program.ok()) return fail(program.error, std::move(program.error_message));
   const Target& target = program.target;
-  if (!target.is_host()) {
-    return fail(MeasureErrorKind::kInvalidCandidate, "target '" + target.ToString() +
-                                                         "' cannot run on this machine (host: " +
-                                                         Target::Host().ToString() + ")");
-  }
-  out.func = program.func;
+  out.func = std::move(program.func);
   // TEST DEVICE: misbehave while building, on request (runner started with
   // TUNEFARM_RUNNER_TEST_FAULTS=1 only).
   if (out.fault == TestFault::kHangBuild) HangForever();

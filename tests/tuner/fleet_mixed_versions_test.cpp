@@ -55,6 +55,34 @@ MeasureResult Ok(const std::string& id) {
   return r;
 }
 
+// A batch measured on its own thread, abandoned and joined however the test
+// ends (a failed assertion must not leave a joinable thread or a hang).
+class BatchThread {
+ public:
+  BatchThread(FleetDispatcher& fleet, std::vector<MeasureInput> inputs)
+      : thread_([this, &fleet, inputs = std::move(inputs)] {
+          results_ = fleet.Measure("cpu-x", inputs, {}, &abort_);
+          done_ = true;
+        }) {}
+  ~BatchThread() {
+    abort_ = true;
+    thread_.join();
+  }
+  bool done() const { return done_; }
+  // The batch's results once done(); empty when it was not done in time.
+  std::vector<MeasureResult> Results() {
+    if (!Eventually([&] { return done(); })) abort_ = true;
+    if (thread_.joinable()) thread_.join();
+    thread_ = std::thread([] {});
+    return results_;
+  }
+
+ private:
+  std::atomic<bool> abort_{false}, done_{false};
+  std::vector<MeasureResult> results_;
+  std::thread thread_;
+};
+
 TEST(FleetMixedVersions, PaddedTracesGoOnlyToWorkersThatReplayPadInput) {
   FleetDispatcher fleet;
   RecordingWorker old_worker, new_worker;
@@ -66,21 +94,16 @@ TEST(FleetMixedVersions, PaddedTracesGoOnlyToWorkersThatReplayPadInput) {
   std::vector<MeasureInput> batch;
   for (int i = 0; i < 6; ++i) batch.push_back(Input("pad" + std::to_string(i), kPadTrace));
   for (int i = 0; i < 6; ++i) batch.push_back(Input("plain" + std::to_string(i), kPlainTrace));
-  std::vector<MeasureResult> results;
-  std::atomic<bool> done{false};
-  std::thread job([&] {
-    results = fleet.Measure("cpu-x", batch, {}, nullptr);
-    done = true;
-  });
+  BatchThread job(fleet, batch);
   // Answer whatever each worker was sent until the batch is done.
   size_t answered_old = 0, answered_new = 0;
-  ASSERT_TRUE(Eventually([&] {
+  EXPECT_TRUE(Eventually([&] {
     auto o = old_worker.Ids(), n = new_worker.Ids();
     for (; answered_old < o.size(); ++answered_old) fleet.OnResults(old_id, {Ok(o[answered_old])});
     for (; answered_new < n.size(); ++answered_new) fleet.OnResults(new_id, {Ok(n[answered_new])});
-    return done.load();
+    return job.done();
   }));
-  job.join();
+  std::vector<MeasureResult> results = job.Results();
   for (const std::string& id : old_worker.Ids()) EXPECT_EQ(id.rfind("plain", 0), 0u) << id << " went to the old worker";
   EXPECT_FALSE(old_worker.Ids().empty()) << "the old worker still measures what it can replay";
   ASSERT_EQ(results.size(), 12u);
@@ -88,37 +111,58 @@ TEST(FleetMixedVersions, PaddedTracesGoOnlyToWorkersThatReplayPadInput) {
   for (int i = 0; i < 6; ++i) EXPECT_EQ(results[i].worker, new_id);
 }
 
-TEST(FleetMixedVersions, ACandidateNoConnectedWorkerReplaysIsAnsweredNamingTheInstruction) {
-  FleetDispatcher fleet;
+TEST(FleetMixedVersions, ACandidateNoConnectedWorkerReplaysIsAnsweredNamingTheInstructionAfterTheGrace) {
+  FleetDispatcher fleet(std::chrono::milliseconds(300));
   RecordingWorker old_worker;
   std::string old_id = fleet.AddWorker(Info("old", WithoutPadInput()), old_worker.Fn());
-  std::vector<MeasureResult> results;
-  std::thread job([&] {
-    results = fleet.Measure("cpu-x", {Input("pad", kPadTrace), Input("plain", kPlainTrace)}, {}, nullptr);
-  });
+  auto start = std::chrono::steady_clock::now();
+  BatchThread job(fleet, {Input("pad", kPadTrace), Input("plain", kPlainTrace)});
   ASSERT_TRUE(Eventually([&] { return old_worker.Ids().size() == 1; }));
   EXPECT_EQ(old_worker.Ids()[0], "plain");
-  for (const std::string& id : old_worker.Ids()) fleet.OnResults(old_id, {Ok(id)});
-  job.join();
+  fleet.OnResults(old_id, {Ok("plain")});
+  std::vector<MeasureResult> results = job.Results();
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(300)) << "answered within the grace";
   ASSERT_EQ(results.size(), 2u);
   EXPECT_EQ(results[0].error, MeasureErrorKind::kInvalidCandidate);
   EXPECT_NE(results[0].error_message.find("'pad_input'"), std::string::npos) << results[0].error_message;
   EXPECT_NE(results[0].error_message.find("cpu-x"), std::string::npos) << results[0].error_message;
+  EXPECT_NE(results[0].error_message.find("upgrade"), std::string::npos) << results[0].error_message;
   EXPECT_EQ(results[0].worker, "tuner");
   EXPECT_EQ(results[1].error, MeasureErrorKind::kNone);
   EXPECT_EQ(old_worker.Ids().size(), 1u) << "the padded candidate was never sent";
 }
 
+// An upgraded worker that comes back within the grace (a restart during a
+// rolling upgrade) measures what waited for it: nothing is recorded as invalid.
+TEST(FleetMixedVersions, AnUpgradedWorkerBackWithinTheGraceTakesWhatWaited) {
+  FleetDispatcher fleet(std::chrono::seconds(30));
+  RecordingWorker old_worker, new_worker;
+  fleet.AddWorker(Info("old", WithoutPadInput()), old_worker.Fn());
+  BatchThread job(fleet, {Input("pad", kPadTrace)});
+  ASSERT_TRUE(Eventually([&] { return fleet.Snapshot().queued == 1; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(job.done()) << "answered before the grace ran out";
+  std::string new_id = fleet.AddWorker(Info("new", AllInstructions()), new_worker.Fn());
+  ASSERT_TRUE(Eventually([&] { return new_worker.Ids().size() == 1; }));
+  fleet.OnResults(new_id, {Ok("pad")});
+  std::vector<MeasureResult> results = job.Results();
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].error, MeasureErrorKind::kNone);
+  EXPECT_EQ(results[0].worker, new_id);
+  EXPECT_TRUE(old_worker.Ids().empty());
+}
+
 TEST(FleetMixedVersions, WithNoWorkerYetCandidatesWaitForOne) {
-  FleetDispatcher fleet;
-  std::vector<MeasureResult> results;
-  std::thread job([&] { results = fleet.Measure("cpu-x", {Input("pad", kPadTrace)}, {}, nullptr); });
+  FleetDispatcher fleet(std::chrono::milliseconds(0));
+  BatchThread job(fleet, {Input("pad", kPadTrace)});
+  ASSERT_TRUE(Eventually([&] { return fleet.Snapshot().queued == 1; }));
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(job.done()) << "no worker of the key is no reason to answer, even without a grace";
   RecordingWorker w;
   std::string id = fleet.AddWorker(Info("new", AllInstructions()), w.Fn());
   ASSERT_TRUE(Eventually([&] { return w.Ids().size() == 1; }));
   fleet.OnResults(id, {Ok("pad")});
-  job.join();
+  std::vector<MeasureResult> results = job.Results();
   ASSERT_EQ(results.size(), 1u);
   EXPECT_EQ(results[0].error, MeasureErrorKind::kNone);
 }

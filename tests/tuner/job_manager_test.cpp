@@ -172,8 +172,8 @@ TEST_F(JobManagerTest, CancelStopsAJobAndDrainLeavesItToResume) {
   EXPECT_EQ(done.state.trials_done, 64);
 }
 
-// While a fleet is upgraded: a job whose worker is older (it lists no
-// instructions, so it lacks pad_input) searches without the padding rule, so
+// While a fleet is upgraded: a job whose worker is older (it replays every
+// instruction but pad_input) searches without the padding rule, so
 // none of its candidates is one that worker could not build; with an
 // upgraded worker the same job pads some inputs (the control).
 TEST_F(JobManagerTest, AJobWithAnOlderWorkerSearchesWithoutPadding) {

@@ -37,6 +37,13 @@ TEST(CandidateProgramTest, ReplaysTheTraceOnTheLoweredWorkload) {
   ASSERT_TRUE(d.ok()) << d.error_message;
   EXPECT_EQ(ir::ToString(d.func), ir::ToString(*f));
   EXPECT_FALSE(d.target.is_host());
+
+  // The runner's view: another machine's target is refused before anything
+  // else of the candidate is looked at (here, a trace that does not apply).
+  board.trace_text = "tunefarm-trace 1\nb0 = get_block(\"no_such_block\")\n";
+  CandidateProgram refused = PrepareCandidateProgram(board, /*host_only=*/true);
+  EXPECT_EQ(refused.error, MeasureErrorKind::kInvalidCandidate);
+  EXPECT_NE(refused.error_message.find("cannot run on this machine"), std::string::npos) << refused.error_message;
 }
 
 TEST(CandidateProgramTest, EachBadPartIsAnInvalidCandidateNamingIt) {

@@ -16,10 +16,11 @@
 // Workers of one key may run different tunefarm versions while a fleet is
 // upgraded: a candidate is sent only to a worker that replays every
 // instruction of its trace (WorkerInfo::trace_instructions). One that no
-// connected worker of its key can replay is answered invalid_candidate at
-// once, naming the instruction, rather than waiting for a worker that may
-// never come; jobs keep such candidates out of the search in the first place
-// (CommonInstructions, MakeSketchPolicy).
+// connected worker of its key replays waits `unreplayable_grace` for one
+// (an upgraded worker restarting, say), then is answered invalid_candidate
+// naming the instruction, rather than holding its job forever. Jobs keep such
+// candidates out of the search from the start (CommonInstructions at job
+// start, MakeSketchPolicy), so this answer is for workers that left mid-job.
 //
 // Thread safety: every method may be called from any thread; state is guarded
 // by one mutex. SendFn is called with that mutex held and must not block or
@@ -90,7 +91,8 @@ class FleetDispatcher {
   using SendFn = std::function<void(Dispatch)>;
   using Clock = std::chrono::steady_clock;
 
-  FleetDispatcher() = default;
+  explicit FleetDispatcher(std::chrono::milliseconds unreplayable_grace = std::chrono::seconds(60))
+      : unreplayable_grace_(unreplayable_grace) {}
   FleetDispatcher(const FleetDispatcher&) = delete;
   FleetDispatcher& operator=(const FleetDispatcher&) = delete;
 
@@ -134,6 +136,7 @@ class FleetDispatcher {
     std::string device_key;
     std::set<std::string> holders;  // workers it is in flight on
     std::set<std::string> needs;    // instructions of its trace (empty: default schedule, or a trace that does not parse)
+    std::optional<Clock::time_point> unreplayable_since;  // set while no connected worker replays it
   };
   struct Worker {
     std::string id;
@@ -145,11 +148,13 @@ class FleetDispatcher {
   };
 
   void DispatchLocked(const std::string& device_key);
-  // Answers queued candidates that no connected worker of the key can
-  // replay (invalid_candidate naming the instruction), when one is connected.
-  void AnswerUnreplayableLocked(const std::string& device_key, const std::vector<Worker*>& workers);
+  // Answers queued candidates that no connected worker of the key has
+  // replayed for unreplayable_grace_ (invalid_candidate naming the
+  // instruction), when one is connected; starts the grace of the others.
+  void AnswerUnreplayableLocked(const std::string& device_key);
   void AcceptLocked(const std::string& worker_id, const MeasureResult& result);
 
+  const std::chrono::milliseconds unreplayable_grace_;
   std::mutex mu_;
   std::condition_variable done_cv_;
   std::map<std::string, Pending> pending_;                  // GUARDED_BY(mu_): by candidate id

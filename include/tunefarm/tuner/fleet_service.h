@@ -51,8 +51,8 @@ class FleetServiceImpl final : public v1::Fleet::Service {
 // Checks a registration; INVALID_ARGUMENT naming the bad field otherwise.
 grpc::Status ValidateRegister(const v1::Register& reg);
 // The schedule instructions a registering worker replays: those it lists, or,
-// for a worker of a version that lists none, every instruction this daemon
-// replays but pad_input (the instruction added after such workers were built).
+// for a worker of a version that lists none, the 22 instructions such
+// versions replay (all of today's but pad_input, added after them).
 std::set<std::string> TraceInstructionsOf(const v1::Register& reg);
 
 }  // namespace tunefarm::tuner

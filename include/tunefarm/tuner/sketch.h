@@ -71,8 +71,9 @@ class SketchPolicy {
 std::unique_ptr<SketchPolicy> MakeCpuSketchPolicy(CpuSketchConfig config = {});
 // The policy for a target kind ("llvm": CPU rules from configs/sketch/cpu.toml
 // when `config_dir` has it, else the built-in defaults). With `replayable`
-// (the instructions the measuring workers replay), a rule that writes an
-// instruction outside it is off: the padding rule without pad_input.
+// (the instructions the measuring workers replay) lacking pad_input, the
+// padding rule is off; every other rule writes instructions that workers
+// have replayed from the first version on.
 Result<std::unique_ptr<SketchPolicy>> MakeSketchPolicy(const Target& target, const std::string& config_dir,
                                                        const std::set<std::string>* replayable = nullptr);
 

@@ -51,7 +51,8 @@ struct TuneOptions {
   uint64_t seed = 1;
   std::string config_dir;     // sketch rule sets (configs/)
   // The instructions every measuring worker replays (FleetDispatcher::
-  // CommonInstructions); unset: any. Rules that need others are off.
+  // CommonInstructions, read at job start); unset: any. Without pad_input
+  // the padding rule is off (MakeSketchPolicy).
   std::optional<std::set<std::string>> replayable_instructions;
   // Records of other workloads (same target and device) the cost model learns
   // from before the first batch; 0 turns transfer off.

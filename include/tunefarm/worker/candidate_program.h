@@ -7,8 +7,10 @@
 // "Building").
 //
 // Error kinds: invalid_candidate for a workload, target or trace that does
-// not parse or apply; compile_error for lowering. Nothing here checks that
-// the target can run on this machine: the tuner builds for other machines.
+// not parse or apply, and, with `host_only` (the runner), for a target that
+// cannot run on this machine, checked right after the target is parsed;
+// compile_error for lowering. The tuner builds for other machines and passes
+// host_only = false.
 #pragma once
 
 #include <optional>
@@ -30,6 +32,6 @@ struct CandidateProgram {
   bool ok() const { return error == MeasureErrorKind::kNone; }
 };
 
-CandidateProgram PrepareCandidateProgram(const MeasureInput& input);
+CandidateProgram PrepareCandidateProgram(const MeasureInput& input, bool host_only = false);
 
 }  // namespace tunefarm
