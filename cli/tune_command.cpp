@@ -63,6 +63,7 @@ struct TuneOptionsCli {
   double epsilon = tuner::SearchOptions().epsilon;
   int population = tuner::SearchOptions().population;
   int generations = tuner::SearchOptions().generations;
+  int choice_seeds = tuner::SearchOptions().choice_seeds;
 };
 
 std::string Clock(double s) {
@@ -129,12 +130,13 @@ int Tune(const TuneOptionsCli& o) {
   options.search.epsilon = o.epsilon;
   options.search.population = o.population;
   options.search.generations = o.generations;
+  options.search.choice_seeds = o.choice_seeds;
   tuner::TuningLoop loop(options, db->get(), &measurer, model.get());
 
-  fmt::print(stderr, "tuning {} workload(s) for {}\n  log {}  budget {} trials  search {} (pool {} x {} generations, epsilon {}, seed {})\n",
+  fmt::print(stderr, "tuning {} workload(s) for {}\n  log {}  budget {} trials  search {} (pool {} x {} generations, epsilon {}, up to {} choice seeds, seed {})\n",
              tasks.size(), target->ToString(), o.db, o.trials,
              o.random_search ? "random" : "evolutionary + XGBoost cost model", o.population, o.generations, o.epsilon,
-             o.seed);
+             o.choice_seeds, o.seed);
   g_stop = false;
   auto previous = std::signal(SIGINT, OnInterrupt);
   bool tty = isatty(2);
@@ -244,14 +246,20 @@ void AddTuneCommand(CLI::App& app, int* exit_code) {
                   "Share of each batch picked at random among the round's fresh random samples, not by the cost model (epsilon-greedy)")
       ->capture_default_str()->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--population", o->population,
-                  "Programs per generation of the evolutionary search (the first: up to 16 of the log's best plus "
-                  "random samples; later ones: the best-scored quarter plus mutations of it)")
-      // Below 32 the first generation could hold only the log's 16 best, all
+                  "Programs per generation of the evolutionary search (the first: up to 16 of the log's best, the "
+                  "best of each sketch choice (--choice-seeds) and random samples; later ones: the best-scored "
+                  "quarter plus mutations of it)")
+      // Below 32 the first generation could hold only the log's seeds, all
       // measured already, and the search would end the run early.
       ->capture_default_str()->check(CLI::Range(32, 100000));
   cmd->add_option("--generations", o->generations,
                   "Generations of mutation per search round (0: random samples ranked by the cost model)")
       ->capture_default_str()->check(CLI::Range(0, 100));
+  cmd->add_option("--choice-seeds", o->choice_seeds,
+                  "Parents of each search round besides the log's 16 fastest records: the fastest record of each "
+                  "value a sketch choice (padding, vector axis, unroll depth) has taken that those lack, at most this "
+                  "many (0: the fastest only)")
+      ->capture_default_str()->check(CLI::Range(0, 64));
   cmd->callback([o, exit_code] { *exit_code = Tune(*o); });
 }
 

@@ -18,6 +18,7 @@
 #include "tunefarm/compiler/workload_parser.h"
 #include "tunefarm/costmodel/cost_model.h"
 #include "tunefarm/database/database.h"
+#include "tunefarm/tuner/seed_selection.h"
 #include "tunefarm/tuner/task_scheduler.h"
 #include "tunefarm/tuner/warm_start.h"
 
@@ -300,8 +301,7 @@ Status TuningLoop::Run(std::vector<TuneTask> tasks, const std::atomic<bool>& sto
     for (const auto& s : states_) histories.push_back(s->history);
     size_t i = scheduler.Next(histories, exhausted);
     TaskState& state = *states_[i];
-    std::vector<Trace> seeds;
-    for (size_t k = 0; k < state.successes.size() && k < 16; ++k) seeds.push_back(state.successes[k].second);
+    std::vector<Trace> seeds = PickSeeds(state.successes, 16, size_t(options_.search.choice_seeds));
     int want = std::min(options_.batch_size, options_.trials - done);
     auto batch = state.search->NextBatch(want, seeds, state.measured, scorer);
     if (!batch.ok()) return batch.status();

@@ -1,9 +1,10 @@
 // Evolutionary search over a design space, guided by a cost model.
 //
 // One call to NextBatch runs the named phases of a search round:
-//   1. SampleInitPopulation: the log's best traces for this task, replayed
-//      (and realigned with the current sketch's decisions: Realign), plus
-//      random samples of the sketch policy;
+//   1. SampleInitPopulation: the seeds the caller picked from the log (its
+//      fastest traces for this task and the fastest of each sketch choice:
+//      seed_selection.h), replayed (and realigned with the current sketch's
+//      decisions: Realign), plus random samples of the sketch policy;
 //   2. Evolve: generations of cost-model scoring, elitism and mutation (a
 //      mutation re-runs the sketch with one of a parent's decisions moved
 //      to a neighbouring value; invalid results are dropped, and a bounded
@@ -83,6 +84,13 @@ struct SearchOptions {
   // MetaSchedule's CPU mutators give tile sizes 0.9 too; with every decision
   // alike, DEP's kernels were slower (docs/tuning-benchmarks.md, mutation).
   double tile_mutation_share = 0.9;
+  // Seeds of each round besides the log's 16 fastest records: the fastest
+  // record of each value a categorical decision (padding, vector axis,
+  // unroll depth...) has taken that those lack, at most this many
+  // (seed_selection.h). With 8, DEP's runs of 300 trials over seeds 1-8
+  // ended at 0.96 of the best found against 0.85 with the fastest alone
+  // (docs/tuning-benchmarks.md, seeds per structural choice).
+  int choice_seeds = 8;
   int max_attempts_factor = 8;  // attempts per wanted candidate before giving up
 };
 

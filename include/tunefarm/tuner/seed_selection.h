@@ -1,0 +1,32 @@
+// Which measured programs seed a search round's first generation.
+//
+// The log's fastest records alone keep every round in one basin of the
+// design space: the first good kernels a run finds decide where all later
+// rounds mutate. A structural choice of the sketch (pad an input or keep its
+// guards, which axis is vectorized) leads to kernels whose good tilings are
+// many steps apart, so a run whose early luck fell on one value of such a
+// choice stays there (DEP: unpadded kernels plateau near 0.75 of the padded
+// ones; docs/tuning-benchmarks.md, seeds per structural choice). PickSeeds
+// therefore adds, after the fastest records, the fastest record of each value
+// every categorical decision has taken in the log, so each alternative keeps
+// its best program among the parents.
+#pragma once
+
+#include <cstddef>
+#include <utility>
+#include <vector>
+
+#include "tunefarm/compiler/trace.h"
+
+namespace tunefarm::tuner {
+
+// `measured` holds (seconds, trace) sorted fastest first. Returns the first
+// `fastest` traces, then, in order of speed, the fastest trace of each
+// (categorical instruction, value) pair not yet represented, at most
+// `per_choice_limit` of those. A categorical instruction is identified by its
+// position in the trace, its name and its arguments, so two traces whose
+// sketch took different paths do not mix their decisions. No trace twice.
+std::vector<Trace> PickSeeds(const std::vector<std::pair<double, Trace>>& measured, size_t fastest,
+                             size_t per_choice_limit);
+
+}  // namespace tunefarm::tuner

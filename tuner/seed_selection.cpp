@@ -1,0 +1,55 @@
+// Seeds of a search round: see seed_selection.h.
+#include "tunefarm/tuner/seed_selection.h"
+
+#include <set>
+#include <string>
+
+namespace tunefarm::tuner {
+
+namespace {
+
+// One key per (categorical instruction, value) of a trace: the instruction's
+// position and text without its decision, then the value.
+std::vector<std::string> ChoiceKeys(const Trace& trace) {
+  std::vector<std::string> keys;
+  for (size_t index : trace.DecisionIndices()) {
+    const Instruction& inst = trace.instructions()[index];
+    if (inst.name != "sample_categorical" || inst.decision.size() != 1) continue;
+    Instruction bare = inst;
+    bare.decision.clear();
+    bare.has_decision = false;
+    bare.outputs.clear();
+    Trace one;
+    one.Append(std::move(bare));
+    keys.push_back(std::to_string(index) + "|" + one.ToText() + "|" + std::to_string(inst.decision[0]));
+  }
+  return keys;
+}
+
+}  // namespace
+
+std::vector<Trace> PickSeeds(const std::vector<std::pair<double, Trace>>& measured, size_t fastest,
+                             size_t per_choice_limit) {
+  std::vector<Trace> seeds;
+  std::set<std::string> represented;
+  std::vector<bool> taken(measured.size(), false);
+  for (size_t i = 0; i < measured.size() && i < fastest; ++i) {
+    seeds.push_back(measured[i].second);
+    taken[i] = true;
+    for (std::string& key : ChoiceKeys(measured[i].second)) represented.insert(std::move(key));
+  }
+  size_t added = 0;
+  for (size_t i = 0; i < measured.size() && added < per_choice_limit; ++i) {
+    if (taken[i]) continue;
+    bool brings_new = false;
+    std::vector<std::string> keys = ChoiceKeys(measured[i].second);
+    for (const std::string& key : keys) brings_new = brings_new || !represented.count(key);
+    if (!brings_new) continue;
+    represented.insert(keys.begin(), keys.end());
+    seeds.push_back(measured[i].second);
+    ++added;
+  }
+  return seeds;
+}
+
+}  // namespace tunefarm::tuner
