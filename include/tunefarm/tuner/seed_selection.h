@@ -5,8 +5,8 @@
 // rounds mutate. A structural choice of the sketch (pad an input or keep its
 // guards, which axis is vectorized) leads to kernels whose good tilings are
 // many steps apart, so a run whose early luck fell on one value of such a
-// choice stays there (DEP: unpadded kernels plateau near 0.75 of the padded
-// ones; docs/tuning-benchmarks.md, seeds per structural choice). PickSeeds
+// choice stays there (DEP: runs among guarded kernels plateau at 0.67-0.9 of
+// the padded ones; docs/tuning-benchmarks.md, seeds per structural choice). PickSeeds
 // therefore adds, after the fastest records, the fastest record of each value
 // every categorical decision has taken in the log, so each alternative keeps
 // its best program among the parents.
@@ -25,7 +25,8 @@ namespace tunefarm::tuner {
 // (categorical instruction, value) pair not yet represented, at most
 // `per_choice_limit` of those. A categorical instruction is identified by its
 // position in the trace, its name and its arguments, so two traces whose
-// sketch took different paths do not mix their decisions. No trace twice.
+// sketch took different paths do not mix their decisions. Each entry of
+// `measured` is returned at most once.
 std::vector<Trace> PickSeeds(const std::vector<std::pair<double, Trace>>& measured, size_t fastest,
                              size_t per_choice_limit);
 
