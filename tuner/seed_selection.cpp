@@ -1,6 +1,7 @@
 // Seeds of a search round: see seed_selection.h.
 #include "tunefarm/tuner/seed_selection.h"
 
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -32,15 +33,13 @@ std::vector<Trace> PickSeeds(const std::vector<std::pair<double, Trace>>& measur
                              size_t per_choice_limit) {
   std::vector<Trace> seeds;
   std::set<std::string> represented;
-  std::vector<bool> taken(measured.size(), false);
-  for (size_t i = 0; i < measured.size() && i < fastest; ++i) {
+  const size_t first_count = std::min(fastest, measured.size());
+  for (size_t i = 0; i < first_count; ++i) {
     seeds.push_back(measured[i].second);
-    taken[i] = true;
     for (std::string& key : ChoiceKeys(measured[i].second)) represented.insert(std::move(key));
   }
   size_t added = 0;
-  for (size_t i = 0; i < measured.size() && added < per_choice_limit; ++i) {
-    if (taken[i]) continue;
+  for (size_t i = first_count; i < measured.size() && added < per_choice_limit; ++i) {
     bool brings_new = false;
     std::vector<std::string> keys = ChoiceKeys(measured[i].second);
     for (const std::string& key : keys) brings_new = brings_new || !represented.count(key);
