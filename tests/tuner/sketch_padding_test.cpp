@@ -2,7 +2,8 @@
 // guards (the suite's C2D, DEP and T2D) samples both a zero-padded copy of it and
 // the guards kept; programs of either kind compute what the default does
 // (through the JIT), the padded ones with no guard left in the kernel's
-// loops, and with pad_inputs off no sample pads.
+// loops, DEP's made channel by channel, and with pad_inputs off no sample
+// pads.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -24,6 +25,8 @@ struct PaddingCounts {
   int padded = 0;
   int guarded = 0;
   int per_task = 0;  // padded copies computed under the kernel's parallel loop
+  int packed = 0;    // padded copies packed into panels (pack_layout)
+  int per_c1 = 0;    // padded copies allocated inside the loop c_1
 };
 
 size_t Count(const std::string& text, const std::string& what) {
@@ -58,6 +61,9 @@ PaddingCounts SamplePadding(const std::string& workload, bool pad_inputs, int sa
       size_t line = trace.rfind('\n', trace.find(" = pad_input(")) + 1;
       std::string copy = trace.substr(line, trace.find(" = pad_input(") - line);
       counts.per_task += trace.find("\ncompute_at(" + copy + ",") != std::string::npos;
+      counts.packed += trace.find("\npack_layout(" + copy + ",") != std::string::npos;
+      const size_t c1 = text.find("for c_1 in"), alloc = text.find("allocate X_pad");
+      counts.per_c1 += c1 != std::string::npos && c1 < alloc;
     }
     // Every fourth sample, and every padded one, through the JIT.
     if (padded || i % 4 == 0) ExpectSameAsDefault(f, c->func, /*jit=*/true);
@@ -79,6 +85,10 @@ TEST(SketchPaddingTest, ConvolutionsSampleBothPaddedAndGuardedReads) {
   EXPECT_GE(dep.padded, 4);
   EXPECT_GE(dep.guarded, 4);
   EXPECT_EQ(dep.per_task, dep.padded);
+  // Not packed, its copy is made plane by plane: inside the task's channel
+  // loop c_1 (the image is indexed by n and c, then through the window).
+  EXPECT_GE(dep.padded - dep.packed, 2);
+  EXPECT_EQ(dep.per_c1, dep.padded - dep.packed);
   // T2D, after lowering has kept one tap in two: its remaining guards are
   // bounds checks on (h + 1 - r') / 2, and pad like C2D's.
   PaddingCounts t2d = SamplePadding("t2d.tf", true, 16);
