@@ -14,6 +14,11 @@ int64_t TripCount(const Stmt& s) {
     const int64_t* e = AsConstInt(f->extent);
     int64_t inner = TripCount(f->body);
     if (!e || inner < 0) return -1;
+    // A vectorized loop becomes one vector operation per body statement, not
+    // one per lane: counting its lanes would keep the short tap loops around
+    // a wide vector rolled, leaving their unrolling to LLVM, whose choice the
+    // schedule and the cost model cannot see.
+    if (f->kind == ForKind::kVectorized) return inner;
     return *e * inner;
   }
   if (const auto* seq = s.as<SeqStmt>()) {
