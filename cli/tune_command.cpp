@@ -98,6 +98,14 @@ int Tune(const TuneOptionsCli& o) {
     fmt::print(stderr, "error: {}\n", target.status().message());
     return kExitUserError;
   }
+  // --threads is the target's -num-threads: the records are keyed by the
+  // thread count they were timed at (TuneOptions::measure).
+  if (o.threads > 0 && target->num_threads > 0 && target->num_threads != o.threads) {
+    fmt::print(stderr, "error: --threads {} contradicts the target's -num-threads={} ('{}'); give one of them\n",
+               o.threads, target->num_threads, o.target);
+    return kExitUserError;
+  }
+  if (o.threads > 0) target->num_threads = o.threads;
   if (!target->is_host()) {
     fmt::print(stderr, "error: target '{}' cannot run on this machine; tuning for it needs a worker on such a device\n",
                o.target);
@@ -228,7 +236,10 @@ void AddTuneCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--batch-size", o->batch_size, "Candidates measured per round")->capture_default_str()->check(CLI::Range(1, 1024));
   cmd->add_option("--curve", o->curve, "Where to write the tuning curve (SVG); empty: none")->capture_default_str();
   cmd->add_flag("--random", o->random_search, "Random search (no cost model): the baseline");
-  cmd->add_option("--threads", o->threads, "Threads for parallel loops when measuring (default: all cores)");
+  cmd->add_option("--threads", o->threads,
+                  "Threads for parallel loops when measuring (default: all cores). Records are kept per thread "
+                  "count: --threads N tunes for the target 'llvm -num-threads=N', the target to compile with")
+      ->check(CLI::Range(0, 1024));
   cmd->add_option("--seed", o->seed, "Seed of the search")->capture_default_str();
   cmd->add_option("--repeat", o->repeat, "Timed repeat groups per candidate")->capture_default_str()->check(CLI::Range(1, 100));
   cmd->add_option("--min-repeat-ms", o->min_repeat_ms, "Minimum duration of one repeat group")->capture_default_str();

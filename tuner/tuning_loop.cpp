@@ -90,7 +90,14 @@ database::Target RecordTarget(const Target& t) {
 }
 
 database::Target TuningLoop::RecordTargetForRun() const {
-  database::Target t = RecordTarget(options_.target);
+  // A kernel's time depends on the threads it ran with, and the measure
+  // options win over the target's -num-threads (runner_session.cpp): key the
+  // records by what was timed, so that `tunefarm compile --target
+  // 'llvm -num-threads=1'` finds the kernels tuned for one thread and a run
+  // at another thread count neither resumes from nor is ranked against them.
+  Target timed = options_.target;
+  if (options_.measure.num_threads > 0) timed.num_threads = options_.measure.num_threads;
+  database::Target t = RecordTarget(timed);
   if (options_.device_fingerprint) {
     t.fingerprint = *options_.device_fingerprint;
     database::CanonicalizeFingerprint(&t.fingerprint);

@@ -11,8 +11,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <regex>
+#include <set>
 #include <vector>
 
 #include "tunefarm/compiler/host_buffer.h"
@@ -224,6 +226,7 @@ TEST_F(CliTest, UserErrorsGetAClearMessageAndExitCodeOne) {
       {"run " + P("mm.tf") + " --set M=abc", "not an integer"},
       {"run " + P("mm.tf") + " --set M=0", "M"},
       {"tune " + P("mm.tf") + " --target 'llvm -mtriple=aarch64-linux-gnu' --db " + P("t.db"), "cannot run on this machine"},
+      {"tune " + P("mm.tf") + " --threads 2 --target 'llvm -num-threads=1' --db " + P("t.db"), "--threads 2 contradicts"},
   };
   for (const Case& c : cases) {
     Output out = RunTunefarm(c.args);
@@ -243,13 +246,55 @@ TEST_F(CliTest, OutOfRangeOptionsNameTheOptionAndTheRange) {
   for (const std::string& option : {std::string("--epsilon 1.5"), std::string("--epsilon -0.1"),
                                     std::string("--batch-size 0"), std::string("--population 16"),
                                     std::string("--generations -1"), std::string("--transfer-check -1"),
-                                    std::string("--choice-seeds -1"), std::string("--choice-seeds 65")}) {
+                                    std::string("--choice-seeds -1"), std::string("--choice-seeds 65"),
+                                    std::string("--threads -1")}) {
     Output out = RunTunefarm("tune " + P("mm.tf") + " --db " + P("range.db") + " " + option);
     EXPECT_NE(out.code, 0) << option << "\n" << out.text;
     EXPECT_NE(out.text.find(option.substr(0, option.find(' '))), std::string::npos) << out.text;
     EXPECT_NE(out.text.find("not in range"), std::string::npos) << out.text;
     EXPECT_FALSE(fs::exists(P("range.db"))) << option;
   }
+}
+
+// Records are kept per thread count: --threads 1 tunes for 'llvm
+// -num-threads=1', which compile names to get those kernels; a run at the
+// default thread count resumes none of them, and compile for the default
+// target serves its own records first.
+TEST_F(CliTest, TuneWithThreadsKeysItsRecordsByThatThreadCount) {
+  const std::string quick = " --trials 3 --batch-size 3 --repeat 1 --min-repeat-ms 1 --curve '' --db " + P("log.db");
+  Output one = RunTunefarm("tune " + P("mm.tf") + " --threads 1" + quick);
+  ASSERT_EQ(one.code, 0) << one.text;
+  EXPECT_NE(one.text.find("-num-threads=1"), std::string::npos) << "the job names the target it tunes for\n" << one.text;
+  Output all = RunTunefarm("tune " + P("mm.tf") + quick);
+  ASSERT_EQ(all.code, 0) << all.text;
+  EXPECT_EQ(all.text.find("resumed"), std::string::npos) << "one thread's records are not this run's\n" << all.text;
+
+  std::map<bool, std::set<int64_t>> ids;  // keyed at one thread -> successful record ids
+  {
+    auto db = database::Database::Open(P("log.db"));
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    int records = 0;
+    ASSERT_TRUE((*db)->ForEachRecord({}, [&](const database::TuningRecord& r) {
+                    ++records;
+                    EXPECT_EQ(r.target.target.find("-num-threads=2"), std::string::npos) << r.target.target;
+                    if (r.ok()) ids[r.target.target.find(" -num-threads=1") != std::string::npos].insert(r.id);
+                    return Status::OK();
+                  }).ok());
+    EXPECT_EQ(records, 6);
+  }
+  ASSERT_FALSE(ids[true].empty());
+  ASSERT_FALSE(ids[false].empty());
+  auto compiled_record = [&](const std::string& target) -> int64_t {
+    Output out = RunTunefarm("compile " + P("mm.tf") + target + " --db " + P("log.db") + " -o " + P("mm.o") +
+                             " --header " + P("mm.h") + " --require-tuned");
+    EXPECT_EQ(out.code, 0) << target << "\n" << out.text;
+    std::ifstream header(P("mm.h"));
+    std::string text((std::istreambuf_iterator<char>(header)), std::istreambuf_iterator<char>());
+    std::smatch m;
+    return std::regex_search(text, m, std::regex("record id: ([0-9]+)\n")) ? std::stoll(m[1]) : 0;
+  };
+  EXPECT_TRUE(ids[true].count(compiled_record(" --target 'llvm -num-threads=1'")));
+  EXPECT_TRUE(ids[false].count(compiled_record("")));
 }
 
 // Transfer: a second workload's job says how many records of the first it

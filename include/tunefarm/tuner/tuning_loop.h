@@ -47,6 +47,9 @@ struct TuneOptions {
   int trials = 200;           // total over all tasks, including resumed ones
   int batch_size = 16;
   SearchOptions search;
+  // measure.num_threads > 0 overrides target.num_threads when timing, and the
+  // records are then keyed by it (RecordTargetForRun): a kernel timed at one
+  // thread count never competes with, or resumes, a log timed at another.
   MeasureOptions measure;
   uint64_t seed = 1;
   std::string config_dir;     // sketch rule sets (configs/)
@@ -111,6 +114,8 @@ class TuningLoop {
  private:
   struct TaskState;
   Status Resume(TaskState& state, TaskStatus& status);
+  // RecordTarget of options_.target with the thread count the records are
+  // timed at, and the measuring device's fingerprint when it is not this machine.
   database::Target RecordTargetForRun() const;
   Status MeasureAndRecord(TaskState& state, TaskStatus& status, std::vector<Candidate> batch,
                           const MeasureOptions& measure);
