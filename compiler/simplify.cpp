@@ -127,9 +127,18 @@ class Simplifier : public IRMutator {
     rest.constant = f.constant - divisible.constant * c;
     Expr rest_expr = FromLinear(rest, a.dtype());
     auto rb = Bound(rest_expr);
-    if (!rb) return self;
-    int64_t qlo = FloorDivInt(rb->min, c), qhi = FloorDivInt(rb->max, c);
-    if (qlo != qhi) return self;
+    if (!rb || FloorDivInt(rb->min, c) != FloorDivInt(rb->max, c)) {
+      // Floor division and modulo are exact on the multiple of c whatever
+      // the rest is: (c*q + r) / c = q + r / c and (c*q + r) % c = r % c.
+      // Why: a transposed convolution's tap (2*h_3 + h_1 + 1) % 2, with h_3
+      // an unrolled tile loop and h_1 its stride class, is then (h_1 + 1) % 2,
+      // loop-invariant in the tile, instead of a floor modulo per output.
+      if (divisible.is_const() && divisible.constant == 0) return self;
+      Expr c_expr = IntImm::Make(a.dtype(), c);
+      if (!is_div) return Mod::Make(rest_expr, c_expr);
+      return Mutate(Add::Make(FromLinear(divisible, a.dtype()), Div::Make(rest_expr, c_expr)));
+    }
+    int64_t qlo = FloorDivInt(rb->min, c);
     if (is_div) {
       divisible.constant += qlo;
       return FromLinear(divisible, a.dtype());

@@ -22,7 +22,8 @@ Result<CpuSketchConfig> LoadCpuSketchConfig(const std::string& path) {
                                               "max_reduce_inner_tile", "unroll_steps", "cache_write", "inline_elementwise",
                                               "vector_lanes", "max_vector_register_tile",
                                               "rfactor_max_spatial", "rfactor_min_reduction",
-                                              "register_tile_needs_reuse", "pad_inputs", "pad_root_min_reuse"};
+                                              "register_tile_needs_reuse", "pad_inputs", "pad_root_min_reuse",
+                                              "stride_classes_outer"};
   for (const auto& [key, value] : table) {
     if (!kKeys.count(std::string(key.str()))) {
       return Status::InvalidArgument(path + ": unknown key '" + std::string(key.str()) + "'");
@@ -64,6 +65,7 @@ Result<CpuSketchConfig> LoadCpuSketchConfig(const std::string& path) {
   TF_RETURN_IF_ERROR(get_bool("register_tile_needs_reuse", &c.register_tile_needs_reuse));
   TF_RETURN_IF_ERROR(get_bool("pad_inputs", &c.pad_inputs));
   TF_RETURN_IF_ERROR(get_int("pad_root_min_reuse", 0, int64_t(1) << 40, &c.pad_root_min_reuse));
+  TF_RETURN_IF_ERROR(get_bool("stride_classes_outer", &c.stride_classes_outer));
   if (const toml::node* n = table.get("unroll_steps")) {
     const toml::array* arr = n->as_array();
     if (!arr || arr->empty()) return Status::InvalidArgument(path + ": 'unroll_steps' must be a non-empty array of integers");

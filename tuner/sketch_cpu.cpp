@@ -8,6 +8,8 @@
 //      outside the reduction tiles; an input read under padding guards is
 //      read from a zero-padded copy or not, a sampled choice (a copy made per
 //      task is made slice by slice: a depthwise convolution's per channel);
+//      an axis read modulo a stride (a transposed convolution's output rows)
+//      may be split into its stride classes, one class at a time per task;
 //   2a. rfactor of reductions with few outputs and a long reduction: partial
 //      sums one per vector lane (vectorized) or one per parallel task;
 //   3. every other block: spatial loops fused, parallel outside, vectorized inside.
@@ -180,6 +182,10 @@ class CpuSketchPolicy : public SketchPolicy {
     // indexed by the variable itself (a depthwise convolution's image by n
     // and c, not by h and w, which reach it through a window).
     std::vector<std::vector<bool>> direct;
+    // Per spatial iter var: S >= 2 when the body reads some (.. v ..) % S and
+    // S divides the axis (a decomposed transposed convolution's (h + 1) % 2
+    // picks its taps), else 0.
+    std::vector<int64_t> class_stride;
   };
 
   static ReductionShape Describe(const Block* block, const Store* store) {
@@ -199,6 +205,19 @@ class CpuSketchPolicy : public SketchPolicy {
     }
     shape.strided_inputs.resize(spatial_vars.size());
     shape.constant_rows.resize(spatial_vars.size());
+    shape.class_stride.assign(spatial_vars.size(), 0);
+    PostOrderVisit(block->body, [&](const IRNode* n) {
+      if (n->kind != IRNodeKind::kMod) return;
+      const auto* mod = static_cast<const Mod*>(n);
+      const auto* divisor = mod->b.as<IntImm>();
+      if (!divisor || divisor->value < 2) return;
+      for (size_t a = 0; a < spatial_vars.size(); ++a) {
+        if (shape.class_stride[a] == 0 && shape.spatial_extents[a] % divisor->value == 0 &&
+            UsesVar(mod->a, spatial_vars[a])) {
+          shape.class_stride[a] = divisor->value;
+        }
+      }
+    });
     shape.reused.assign(spatial_vars.size(), false);
     // Read indices follow the first-use order the cache_read primitive uses.
     std::vector<const BufferNode*> reads;
@@ -360,9 +379,30 @@ class CpuSketchPolicy : public SketchPolicy {
       (shape.kinds[i] == IterKind::kSpatial ? spatial : reduce).push_back(loops[i]);
     }
     std::vector<std::vector<LoopRV>> s_levels(size_t(config_.spatial_levels)), r_levels(size_t(config_.reduce_levels));
+    // Stride classes first in each task, or interleaved in the tiles: sampled.
+    // Why: T2D's register tile of 8 x 2 outputs (both parities of h and w)
+    // reads 4 weight vectors per input channel and tap, one per class, each
+    // feeding 4 FMAs; a tile of one class reads one, feeding all of them
+    // (a 300-trial best kernel hand-edited to one class per tile: 102 -> 110
+    // GFLOP/s at 1 thread, oneDNN 126; docs/tuning-benchmarks.md).
+    bool classes_outer = false;
+    if (config_.stride_classes_outer) {
+      bool any = false;
+      for (size_t a = 0; a < n_spatial; ++a) any = any || (a != axis && shape.class_stride[a] > 1);
+      if (any) {
+        TF_ASSIGN_OR_RETURN(ValueRV classes, sch.SampleCategorical({0, 1}, {1.0, 1.0}));
+        classes_outer = sch.Get(classes) == 1;
+      }
+    }
+    std::vector<LoopRV> class_loops;
     LoopRV vector_loop;
     for (size_t i = 0; i < spatial.size(); ++i) {
       LoopRV loop = spatial[i];
+      if (classes_outer && i != axis && shape.class_stride[i] > 1) {
+        TF_ASSIGN_OR_RETURN(std::vector<LoopRV> by_class, sch.Split(loop, {-1, shape.class_stride[i]}));
+        loop = by_class[0];
+        class_loops.push_back(by_class[1]);
+      }
       int64_t max_inner = config_.max_inner_tile;
       if (i == axis && forced_lanes) {
         TF_ASSIGN_OR_RETURN(std::vector<LoopRV> halves, sch.Split(loop, {-1, lanes}));
@@ -395,13 +435,15 @@ class CpuSketchPolicy : public SketchPolicy {
       for (size_t l = 0; l < parts.size(); ++l) r_levels[l].push_back(parts[l]);
     }
     // SSRSRS: S0 S1 R0 S2 R1 S3 (with more levels, the extra ones interleave
-    // the same way), then the vector loop innermost.
+    // the same way), then the vector loop innermost; the stride classes, if
+    // split off, between S0 (the parallel loop) and S1.
     std::vector<LoopRV> order;
     size_t ri = 0;
     for (size_t l = 0; l < s_levels.size(); ++l) {
       for (LoopRV x : s_levels[l]) {
         if (x.id != vector_loop.id) order.push_back(x);
       }
+      if (l == 0) order.insert(order.end(), class_loops.begin(), class_loops.end());
       if (l >= 1 && ri < r_levels.size()) {
         order.insert(order.end(), r_levels[ri].begin(), r_levels[ri].end());
         ++ri;
@@ -422,9 +464,15 @@ class CpuSketchPolicy : public SketchPolicy {
     if (have_epilogue) {
       TF_ASSIGN_OR_RETURN(std::string epilogue_name, sch.BlockName(epilogue));
       placed->push_back(epilogue_name);
-      // The accumulator tile lives under the parallel loop or one level deeper.
-      TF_ASSIGN_OR_RETURN(ValueRV level, sch.SampleCategorical({0, 1}, {1.0, 1.0}));
-      LoopRV at = sch.Get(level) == 0 ? outer : s_levels[1].back();
+      // The accumulator tile lives under the parallel loop or one level
+      // deeper; under the parallel loop only when a class loop is between
+      // them: one class's outputs are no box, and the write-back copies
+      // the box around what its loop wrote.
+      LoopRV at = outer;
+      if (class_loops.empty()) {
+        TF_ASSIGN_OR_RETURN(ValueRV level, sch.SampleCategorical({0, 1}, {1.0, 1.0}));
+        if (sch.Get(level) == 1) at = s_levels[1].back();
+      }
       TF_RETURN_IF_ERROR(sch.ReverseComputeAt(epilogue, at));
       // Axis-innermost accumulator: one whole vector register per accumulator.
       if (forced_lanes && !axis_innermost) TF_RETURN_IF_ERROR(sch.PackLayout(block, int(axis), lanes, int(axis)));

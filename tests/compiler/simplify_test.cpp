@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "tunefarm/compiler/ir_printer.h"
+#include "tunefarm/compiler/ir_visitor.h"
 #include "tunefarm/compiler/simplify.h"
 
 namespace tunefarm::ir {
@@ -29,6 +30,37 @@ TEST(SimplifyTest, FloorDivAndModUseRanges) {
   EXPECT_NE(undecided.find("/ 16"), std::string::npos) << undecided;
   EXPECT_EQ(ToString(Simplify(Expr(-7) / 2)), "-4");
   EXPECT_EQ(ToString(Simplify(Expr(-7) % 2)), "1");
+}
+
+TEST(SimplifyTest, FloorDivAndModSplitOffTheMultipleOfTheDivisor) {
+  // Whatever j's range: (c*q + r) / c = q + r / c and (c*q + r) % c = r % c.
+  Var i("i"), j("j"), q("q");
+  RangeMap r{{i.get(), {0, 3}}, {j.get(), {0, 1}}, {q.get(), {0, 1}}};
+  EXPECT_EQ(ToString(Simplify((i * 2 + j + 1) % 2, r)), "((j + 1) % 2)");
+  EXPECT_EQ(ToString(Simplify((i * 2 + j + 3) % 2)), "((j + 1) % 2)");
+  EXPECT_EQ(ToString(Simplify((i * 6 + j + 5) / 3)), "(((i * 2) + ((j + 2) / 3)) + 1)");
+  // A transposed convolution's input row for output row 2*i + q and tap
+  // 2*j + (q + 1) % 2: the tile's loops i and j leave the division.
+  Expr h = i * 2 + q;
+  Expr row = Simplify((h - (j * 2 + (h + 1) % 2) + 1) / 2, r);
+  EXPECT_EQ(ToString(row), "((i + (j * -1)) + (((q + (((q + 1) % 2) * -1)) + 1) / 2))");
+  // Nothing to split off: left as it is.
+  EXPECT_EQ(ToString(Simplify((j * 3 + 1) % 2)), "(((j * 3) + 1) % 2)");
+  // Every rewrite agrees with floor semantics, negative values included.
+  for (int64_t iv = -5; iv <= 5; ++iv) {
+    for (int64_t jv = -7; jv <= 7; ++jv) {
+      for (int64_t c : {2, 3, 16}) {
+        Expr div = Simplify((i * (c * 3) + j * 5 - 4) / Expr(c));
+        Expr mod = Simplify((i * (c * 3) + j * 5 - 4) % Expr(c));
+        Expr div_at = Simplify(Substitute(div, {{i.get(), Expr(iv)}, {j.get(), Expr(jv)}}));
+        Expr mod_at = Simplify(Substitute(mod, {{i.get(), Expr(iv)}, {j.get(), Expr(jv)}}));
+        const int64_t x = iv * c * 3 + jv * 5 - 4;
+        const int64_t floor_div = x >= 0 ? x / c : -((-x + c - 1) / c);
+        EXPECT_EQ(ToString(div_at), std::to_string(floor_div)) << ToString(div) << " at i=" << iv << " j=" << jv;
+        EXPECT_EQ(ToString(mod_at), std::to_string(x - floor_div * c)) << ToString(mod) << " at i=" << iv << " j=" << jv;
+      }
+    }
+  }
 }
 
 TEST(SimplifyTest, ComparisonsAndMinMaxDecidedByRanges) {

@@ -49,6 +49,12 @@ struct CpuSketchConfig {
   // are hot in its cache (a depthwise 3x3 reads each element 9 times, and
   // a pass of its own over the input costs DEP's kernel a third).
   int64_t pad_root_min_reuse = 32;
+  // A spatial axis the block reads modulo a constant S (a stride-S transposed
+  // convolution's output row h picks its taps by (h + P) % S once decomposed,
+  // decompose_strided_gather.h) may be split into S classes (h = S * h' + q),
+  // the class loops put first inside each parallel task, a sampled choice:
+  // every output of a register tile then reads the same weights.
+  bool stride_classes_outer = true;
   // rfactor for reductions with little spatial parallelism: at most this many
   // output elements, over at least rfactor_min_reduction reduced elements.
   int64_t rfactor_max_spatial = 64;
