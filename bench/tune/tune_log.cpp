@@ -17,6 +17,11 @@ std::string DefaultRecordTargetString() {
   return (target.ok() ? *target : Target::Host()).ToString();
 }
 
+Result<std::string> RecordTargetString(const std::string& text) {
+  TF_ASSIGN_OR_RETURN(Target target, Target::Parse(text));
+  return target.ToString();
+}
+
 Result<std::vector<LoggedTrial>> LoadTrials(database::Database& db, const std::string& workload_hash,
                                             const std::string& target_string) {
   std::vector<LoggedTrial> trials;

@@ -26,6 +26,9 @@ struct LoggedTrial {
 
 // The target string `tunefarm tune` records under by default (--target llvm).
 std::string DefaultRecordTargetString();
+// The target string `tunefarm tune --target TEXT` records under (`tunefarm tune
+// --threads 1` is --target 'llvm -num-threads=1'); an error for bad TEXT.
+Result<std::string> RecordTargetString(const std::string& text);
 
 // Every record of `workload_hash` for `target_string`, in commit order. A log
 // tuned and later resumed holds the first run's trials first, so the first N

@@ -2,6 +2,7 @@
 //
 //   tunefarm_tuned_vs_onednn --db LOG [--at 200,1000] [--repeat 7] [--threads 1,2]
 //                            [--only gmm_512,...] [--skip-default] [--workloads DIR]
+//                            [--target 'llvm -num-threads=1']
 //
 // For each suite workload the kernel is the log's fastest correct record; with
 // --at N it is the fastest among the workload's first N records in commit
@@ -52,6 +53,7 @@ struct Options {
   std::vector<std::string> only;
   int repeat = 7;
   bool skip_default = false;
+  std::string record_target;  // the log's records of this target (--target; default: llvm)
 };
 
 // One kernel of the comparison: the default schedule or a tuned record.
@@ -99,7 +101,7 @@ std::vector<Kernel> BuildKernels(const Options& o, const Workload& w, database::
     def.func = *f;
   }
   kernels.push_back(std::move(def));
-  auto trials = LoadTrials(db, StructuralHashHex(w), DefaultRecordTargetString());
+  auto trials = LoadTrials(db, StructuralHashHex(w), o.record_target);
   for (int budget : o.budgets) {
     Kernel k{KernelLabel(budget), nullptr, {}, "", ""};
     if (!trials.ok()) {
@@ -294,14 +296,21 @@ int main(int argc, char** argv) {
     else if (a == "--repeat") o.repeat = std::max(3, std::atoi(value().c_str()));
     else if (a == "--skip-default") o.skip_default = true;
     else if (a == "--only") o.only = SplitList(value());
-    else if (a == "--at") {
+    else if (a == "--target") {
+      auto target = RecordTargetString(value());
+      if (!target.ok()) {
+        std::fprintf(stderr, "--target: %s\n", target.status().ToString().c_str());
+        return 2;
+      }
+      o.record_target = *target;
+    } else if (a == "--at") {
       o.budgets.clear();
       for (const auto& s : SplitList(value())) o.budgets.push_back(std::atoi(s.c_str()));
     } else if (a == "--threads") {
       o.threads.clear();
       for (const auto& s : SplitList(value())) o.threads.push_back(std::atoi(s.c_str()));
     } else {
-      std::fprintf(stderr, "usage: %s --db LOG [--at N,...] [--repeat R] [--threads 1,2] [--only W,...] [--skip-default]\n",
+      std::fprintf(stderr, "usage: %s --db LOG [--at N,...] [--repeat R] [--threads 1,2] [--only W,...] [--skip-default] [--target T]\n",
                    argv[0]);
       return 2;
     }
@@ -310,6 +319,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "--db is required\n");
     return 2;
   }
+  if (o.record_target.empty()) o.record_target = DefaultRecordTargetString();
   tunefarm::database::OpenOptions read_only;
   read_only.read_only = true;
   auto db = tunefarm::database::Database::Open(o.db, read_only);
