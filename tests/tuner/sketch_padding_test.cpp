@@ -19,6 +19,7 @@ namespace tunefarm::tuner {
 namespace {
 
 using testing::ExpectSameAsDefault;
+using testing::SampleTraces;
 using testing::ShrunkDefault;
 
 struct PaddingCounts {
@@ -109,19 +110,10 @@ TEST(SketchPaddingTest, UnguardedWorkloadsAreUnchanged) {
   // No guard, no sampling decision: GMM draws the very same programs with the
   // rule on and off (and older logs' decisions still line up).
   ir::PrimFunc f = ShrunkDefault(std::string(TUNEFARM_SOURCE_DIR) + "/configs/workloads/gmm_512.tf");
-  std::vector<std::string> traces[2];
-  for (bool pad_inputs : {false, true}) {
-    CpuSketchConfig config;
-    config.pad_inputs = pad_inputs;
-    auto policy = MakeCpuSketchPolicy(config);
-    EvolutionarySearch search(f, policy.get(), SearchOptions{}, 29);
-    for (int i = 0; i < 8; ++i) {
-      auto c = search.Sample();
-      ASSERT_TRUE(c.ok()) << c.status().ToString();
-      traces[pad_inputs].push_back(c->trace.ToText());
-    }
-  }
-  EXPECT_EQ(traces[0], traces[1]);
+  CpuSketchConfig off, on;
+  off.pad_inputs = false;
+  on.pad_inputs = true;
+  EXPECT_EQ(SampleTraces(f, off, 29, 8), SampleTraces(f, on, 29, 8));
 }
 
 }  // namespace

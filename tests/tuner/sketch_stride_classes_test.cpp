@@ -19,6 +19,7 @@ namespace tunefarm::tuner {
 namespace {
 
 using testing::ExpectSameAsDefault;
+using testing::SampleTraces;
 using testing::ShrunkDefault;
 
 std::string Suite(const std::string& name) { return std::string(TUNEFARM_SOURCE_DIR) + "/configs/workloads/" + name; }
@@ -75,19 +76,10 @@ TEST(SketchStrideClassesTest, WorkloadsWithoutClassesAreUnchanged) {
   // Nothing read modulo a constant, no sampling decision: C2D draws the very
   // same programs with the rule on and off (older logs' decisions line up).
   ir::PrimFunc f = ShrunkDefault(Suite("c2d_resnet_3x3.tf"));
-  std::vector<std::string> traces[2];
-  for (bool rule_on : {false, true}) {
-    CpuSketchConfig config;
-    config.stride_classes_outer = rule_on;
-    auto policy = MakeCpuSketchPolicy(config);
-    EvolutionarySearch search(f, policy.get(), SearchOptions{}, 37);
-    for (int i = 0; i < 8; ++i) {
-      auto c = search.Sample();
-      ASSERT_TRUE(c.ok()) << c.status().ToString();
-      traces[rule_on].push_back(c->trace.ToText());
-    }
-  }
-  EXPECT_EQ(traces[0], traces[1]);
+  CpuSketchConfig off, on;
+  off.stride_classes_outer = false;
+  on.stride_classes_outer = true;
+  EXPECT_EQ(SampleTraces(f, off, 37, 8), SampleTraces(f, on, 37, 8));
 }
 
 }  // namespace

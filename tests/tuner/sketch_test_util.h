@@ -21,6 +21,8 @@
 #include "tunefarm/compiler/prepared_call.h"
 #include "tunefarm/compiler/split_prepack.h"
 #include "tunefarm/compiler/workload_shrink.h"
+#include "tunefarm/tuner/search.h"
+#include "tunefarm/tuner/sketch.h"
 
 namespace tunefarm::tuner::testing {
 
@@ -79,6 +81,20 @@ inline void ExpectSameAsDefault(const ir::PrimFunc& reference, const ir::PrimFun
     auto cmp = CompareBuffers(got[i], ref[i], 1e-3, 1e-3);
     EXPECT_TRUE(cmp.equal) << reference.name << ": " << cmp.message << "\n" << ir::ToString(scheduled);
   }
+}
+
+// The first `n` programs a search under `config` draws from `f`, as trace
+// text: a rule that adds no decision to `f` leaves them unchanged.
+inline std::vector<std::string> SampleTraces(const ir::PrimFunc& f, const CpuSketchConfig& config, uint64_t seed, int n) {
+  auto policy = MakeCpuSketchPolicy(config);
+  EvolutionarySearch search(f, policy.get(), SearchOptions{}, seed);
+  std::vector<std::string> traces;
+  for (int i = 0; i < n; ++i) {
+    auto c = search.Sample();
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    traces.push_back(c.ok() ? c->trace.ToText() : c.status().ToString());
+  }
+  return traces;
 }
 
 }  // namespace tunefarm::tuner::testing
