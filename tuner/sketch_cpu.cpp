@@ -13,80 +13,22 @@
 //   2a. rfactor of reductions with few outputs and a long reduction: partial
 //      sums one per vector lane (vectorized) or one per parallel task;
 //   3. every other block: spatial loops fused, parallel outside, vectorized inside.
+// What the rules read off the IR first (blocks, consumers, a reduction's
+// shape) is in sketch_cpu_analysis.h.
 #include <algorithm>
 #include <map>
 #include <set>
 
+#include "sketch_cpu_analysis.h"
 #include "tunefarm/compiler/ir_visitor.h"
 #include "tunefarm/tuner/sketch.h"
 
 namespace tunefarm::tuner {
 
 using namespace ir;
+using namespace sketch_analysis;
 
 namespace {
-
-struct BlockInfo {
-  const Block* block;
-  const Store* store;
-  bool reduction;
-  std::vector<std::string> consumers;  // blocks reading its output
-};
-
-std::vector<BlockInfo> Analyze(const PrimFunc& f) {
-  std::vector<BlockInfo> out;
-  PostOrderVisit(f.body, [&](const IRNode* n) {
-    if (n->kind != IRNodeKind::kBlock) return;
-    const auto* b = static_cast<const Block*>(n);
-    out.push_back(BlockInfo{b, b->body.as<Store>(), b->init.defined(), {}});
-  });
-  for (BlockInfo& producer : out) {
-    if (!producer.store) continue;
-    for (const BlockInfo& consumer : out) {
-      if (consumer.block == producer.block) continue;
-      bool reads = false;
-      PostOrderVisit(consumer.block->body, [&](const IRNode* n) {
-        if (n->kind == IRNodeKind::kLoad && static_cast<const Load*>(n)->buffer.get() == producer.store->buffer.get()) {
-          reads = true;
-        }
-      });
-      if (reads) producer.consumers.push_back(consumer.block->name);
-    }
-  }
-  return out;
-}
-
-bool IsParam(const PrimFunc& f, const BufferNode* b) {
-  for (const Buffer& p : f.params) {
-    if (p.get() == b) return true;
-  }
-  return false;
-}
-
-bool StoresAtIterVars(const Block* b, const Store* s) {
-  if (!s || s->indices.size() != b->iter_vars.size()) return false;
-  for (size_t d = 0; d < s->indices.size(); ++d) {
-    if (s->indices[d].as<Variable>() != b->iter_vars[d].var.get()) return false;
-  }
-  return true;
-}
-
-// Every read of `buffer` in `b` is at exactly b's iteration variables, in order
-// (a one-to-one element-wise consumer, fusible into its producer's tile).
-bool ReadsAtIterVars(const Block* b, const BufferNode* buffer) {
-  bool ok = true;
-  PostOrderVisit(b->body, [&](const IRNode* n) {
-    if (n->kind != IRNodeKind::kLoad) return;
-    const auto* l = static_cast<const Load*>(n);
-    if (l->buffer.get() != buffer) return;
-    if (l->indices.size() != b->iter_vars.size()) {
-      ok = false;
-      return;
-    }
-    for (size_t d = 0; d < l->indices.size(); ++d) ok &= l->indices[d].as<Variable>() == b->iter_vars[d].var.get();
-  });
-  return ok;
-}
 
 class CpuSketchPolicy : public SketchPolicy {
  public:
@@ -160,110 +102,6 @@ class CpuSketchPolicy : public SketchPolicy {
   }
 
  private:
-  // What TileReduction needs to know about a block, copied out before any
-  // rewrite frees the block's nodes.
-  struct ReductionShape {
-    std::vector<IterKind> kinds;
-    std::vector<int64_t> spatial_extents;     // per spatial iter var, in order
-    bool stores_at_iter_vars = false;         // output dim d <-> spatial iter var d
-    // Per spatial iter var: inputs (read index, dimension) it indexes directly
-    // in a dimension that is not their innermost one.
-    std::vector<std::vector<std::pair<int, int>>> strided_inputs;
-    // Per spatial iter var: constant inputs (weights, split_prepack.h) of two
-    // or more dimensions it indexes directly in their innermost one.
-    std::vector<std::vector<std::pair<int, int>>> constant_rows;
-    std::vector<bool> read_constant;  // per read index: a constant input
-    std::vector<int64_t> read_elements;  // per read index: the input's elements
-    int64_t iterations = 1;              // of the block: outputs x reduced
-    // Per spatial iter var: some input is read at elements that other values
-    // of it read too (a matmul's B along i), so a tile of it can reuse loads.
-    std::vector<bool> reused;
-    // Per read index, per spatial iter var: some dimension of the input is
-    // indexed by the variable itself (a depthwise convolution's image by n
-    // and c, not by h and w, which reach it through a window).
-    std::vector<std::vector<bool>> direct;
-    // Per spatial iter var: S >= 2 when the body reads some (.. v ..) % S and
-    // S divides the axis (a decomposed transposed convolution's (h + 1) % 2
-    // picks its taps), else 0.
-    std::vector<int64_t> class_stride;
-  };
-
-  static ReductionShape Describe(const Block* block, const Store* store) {
-    ReductionShape shape;
-    std::vector<const Variable*> spatial_vars;
-    for (const IterVar& iv : block->iter_vars) {
-      shape.kinds.push_back(iv.kind);
-      shape.iterations *= iv.extent;
-      if (iv.kind == IterKind::kSpatial) {
-        shape.spatial_extents.push_back(iv.extent);
-        spatial_vars.push_back(iv.var.get());
-      }
-    }
-    shape.stores_at_iter_vars = store && store->indices.size() == spatial_vars.size();
-    for (size_t d = 0; shape.stores_at_iter_vars && d < spatial_vars.size(); ++d) {
-      shape.stores_at_iter_vars = store->indices[d].as<Variable>() == spatial_vars[d];
-    }
-    shape.strided_inputs.resize(spatial_vars.size());
-    shape.constant_rows.resize(spatial_vars.size());
-    shape.class_stride.assign(spatial_vars.size(), 0);
-    PostOrderVisit(block->body, [&](const IRNode* n) {
-      if (n->kind != IRNodeKind::kMod) return;
-      const auto* mod = static_cast<const Mod*>(n);
-      const auto* divisor = mod->b.as<IntImm>();
-      if (!divisor || divisor->value < 2) return;
-      for (size_t a = 0; a < spatial_vars.size(); ++a) {
-        if (shape.class_stride[a] == 0 && shape.spatial_extents[a] % divisor->value == 0 &&
-            UsesVar(mod->a, spatial_vars[a])) {
-          shape.class_stride[a] = divisor->value;
-        }
-      }
-    });
-    shape.reused.assign(spatial_vars.size(), false);
-    // Read indices follow the first-use order the cache_read primitive uses.
-    std::vector<const BufferNode*> reads;
-    PostOrderVisit(block->body, [&](const IRNode* n) {
-      if (n->kind != IRNodeKind::kLoad) return;
-      const auto* l = static_cast<const Load*>(n);
-      if (store && l->buffer.get() == store->buffer.get()) return;
-      auto it = std::find(reads.begin(), reads.end(), l->buffer.get());
-      int read_index = int(it - reads.begin());
-      if (it == reads.end()) {
-        reads.push_back(l->buffer.get());
-        shape.read_constant.push_back(l->buffer->constant);
-        shape.read_elements.push_back(l->buffer->num_elements());
-        shape.direct.emplace_back(spatial_vars.size(), false);
-      }
-      // An input some dimension of which is the variable itself gives each
-      // value of the axis its own elements; any other use (none, or inside
-      // an expression: a transposed convolution's (h + P - r) / 2) may share.
-      for (size_t a = 0; a < spatial_vars.size(); ++a) {
-        bool own_elements = false;
-        for (const Expr& index : l->indices) own_elements = own_elements || index.as<Variable>() == spatial_vars[a];
-        if (!own_elements) shape.reused[a] = true;
-        if (own_elements) shape.direct[size_t(read_index)][a] = true;
-      }
-      const bool constant_matrix = l->buffer->constant && l->indices.size() >= 2;
-      const size_t last = constant_matrix ? l->indices.size() - 1 : 0;
-      for (size_t a = 0; constant_matrix && a < spatial_vars.size(); ++a) {
-        auto& list = shape.constant_rows[a];
-        if (l->indices[last].as<Variable>() == spatial_vars[a] &&
-            std::find(list.begin(), list.end(), std::make_pair(read_index, int(last))) == list.end()) {
-          list.push_back({read_index, int(last)});
-        }
-      }
-      for (size_t d = 0; d + 1 < l->indices.size(); ++d) {
-        for (size_t a = 0; a < spatial_vars.size(); ++a) {
-          if (l->indices[d].as<Variable>() != spatial_vars[a]) continue;
-          auto& list = shape.strided_inputs[a];
-          if (std::find(list.begin(), list.end(), std::make_pair(read_index, int(d))) == list.end()) {
-            list.push_back({read_index, int(d)});
-          }
-        }
-      }
-    });
-    return shape;
-  }
-
   // Where a padded copy made per parallel task goes: the level-1 loop of the
   // last of the leading spatial axes the input is indexed by directly (a
   // depthwise convolution's c_1, after n_1), or none. Why: a task of 64
@@ -292,7 +130,7 @@ class CpuSketchPolicy : public SketchPolicy {
   // vector; the innermost choice keeps the plain layouts.
   Status TileReduction(Schedule& sch, const BlockInfo& info, const std::string& fused_consumer,
                        std::vector<std::string>* placed) const {
-    const ReductionShape shape = Describe(info.block, info.store);
+    const ReductionShape shape = DescribeReduction(info.block, info.store);
     const int64_t lanes = config_.vector_lanes;
     size_t n_spatial = shape.spatial_extents.size();
     std::vector<int64_t> axis_choices;  // spatial axis indices

@@ -1,0 +1,69 @@
+// What the CPU sketch rules read off a PrimFunc before rewriting it: its
+// blocks and who consumes them, and, per reduction, the shape facts the
+// tiling rule decides by (vector-axis candidates, reuse, constant inputs,
+// stride classes). Everything here is copied out of the IR, so it stays valid
+// after a schedule primitive frees the nodes it was read from -- except
+// BlockInfo's pointers, which live as long as the PrimFunc they came from.
+// Internal to tuner/sketch_cpu.cpp.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tunefarm/compiler/ir.h"
+
+namespace tunefarm::tuner::sketch_analysis {
+
+struct BlockInfo {
+  const ir::Block* block;
+  const ir::Store* store;
+  bool reduction;
+  std::vector<std::string> consumers;  // blocks reading its output
+};
+
+// Every block of `f`, in post order, with its consumers.
+std::vector<BlockInfo> Analyze(const ir::PrimFunc& f);
+
+bool IsParam(const ir::PrimFunc& f, const ir::BufferNode* b);
+
+// `s` stores at exactly b's iteration variables, in order.
+bool StoresAtIterVars(const ir::Block* b, const ir::Store* s);
+
+// Every read of `buffer` in `b` is at exactly b's iteration variables, in order
+// (a one-to-one element-wise consumer, fusible into its producer's tile).
+bool ReadsAtIterVars(const ir::Block* b, const ir::BufferNode* buffer);
+
+// What TileReduction needs to know about a block, copied out before any
+// rewrite frees the block's nodes.
+struct ReductionShape {
+  std::vector<ir::IterKind> kinds;
+  std::vector<int64_t> spatial_extents;     // per spatial iter var, in order
+  bool stores_at_iter_vars = false;         // output dim d <-> spatial iter var d
+  // Per spatial iter var: inputs (read index, dimension) it indexes directly
+  // in a dimension that is not their innermost one.
+  std::vector<std::vector<std::pair<int, int>>> strided_inputs;
+  // Per spatial iter var: constant inputs (weights, split_prepack.h) of two
+  // or more dimensions it indexes directly in their innermost one.
+  std::vector<std::vector<std::pair<int, int>>> constant_rows;
+  std::vector<bool> read_constant;  // per read index: a constant input
+  std::vector<int64_t> read_elements;  // per read index: the input's elements
+  int64_t iterations = 1;              // of the block: outputs x reduced
+  // Per spatial iter var: some input is read at elements that other values
+  // of it read too (a matmul's B along i), so a tile of it can reuse loads.
+  std::vector<bool> reused;
+  // Per read index, per spatial iter var: some dimension of the input is
+  // indexed by the variable itself (a depthwise convolution's image by n
+  // and c, not by h and w, which reach it through a window).
+  std::vector<std::vector<bool>> direct;
+  // Per spatial iter var: S >= 2 when the body reads some (.. v ..) % S and
+  // S divides the axis (a decomposed transposed convolution's (h + 1) % 2
+  // picks its taps), else 0.
+  std::vector<int64_t> class_stride;
+};
+
+// The shape facts of a reduction block whose body is `store`.
+ReductionShape DescribeReduction(const ir::Block* block, const ir::Store* store);
+
+}  // namespace tunefarm::tuner::sketch_analysis
