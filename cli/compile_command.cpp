@@ -15,6 +15,7 @@
 
 #include "commands.h"
 #include "kernel_runner.h"
+#include "tunefarm/compiler/toolchain.h"
 #include "tunefarm/database/layered_database.h"
 #include "tunefarm/tuner/kernel_build.h"
 
@@ -47,6 +48,11 @@ void ReportSchedule(const CompileOptions& o, const tuner::BuiltKernel& k) {
     fmt::print(stderr, "tunefarm compile: {}: using record #{} ({} log, {} match, {:.4f} ms measured on {})\n",
                k.workload_name, k.record_id, database::LayerName(k.layer), database::FallbackLevelName(k.level),
                k.mean_seconds * 1e3, k.record_arch);
+    if (!k.record_other_toolchain.empty()) {
+      fmt::print(stderr, "tunefarm compile: {}: note: that time was taken with code of toolchain '{}', not this "
+                 "build's '{}', and may be off either way; `tunefarm tune` on the log measures its best records again\n",
+                 k.workload_name, k.record_other_toolchain, CodegenToolchain());
+    }
   }
 }
 

@@ -184,6 +184,17 @@ int Tune(const TuneOptionsCli& o) {
       fmt::print("{}: {} of the log's best records were written by an older design space and realigned with this one\n",
                  t.name, t.realigned_seeds);
     }
+    // A log tuned by an older tunefarm (or LLVM, or on other hardware): its
+    // fastest records were timed again before the search (RefreshStaleRecords).
+    if (t.stale_records > 0 && t.refreshed > 0) {
+      fmt::print("{}: {} of the log's records were timed with {}; their {} fastest were measured again with this "
+                 "build's code, and only this build's times set the best\n",
+                 t.name, t.stale_records, t.stale_from, t.refreshed);
+    } else if (t.stale_records > 0) {
+      fmt::print("{}: {} of the log's records were timed with {}; none beat this build's own best, so none was "
+                 "measured again\n",
+                 t.name, t.stale_records, t.stale_from);
+    }
     if (t.unaligned_seeds > 0) {
       fmt::print("{}: {} of the log's best records fit this design space by no single added or dropped decision "
                  "(another rule set, or written by hand) and were mutated as written\n",

@@ -131,12 +131,20 @@ Result<BuiltKernel> BuildWithBest(const Workload& w, const Target& target, const
     kernel.level = best.best.level;
     kernel.layer = best.layer;
     kernel.record_arch = r.target.fingerprint.arch;
+    // A time taken with other code than this build makes from the trace
+    // (an older tunefarm or LLVM) may be off either way: say so.
+    const std::string toolchain = KernelRecordTarget(target, options.fingerprint).fingerprint.toolchain;
+    if (r.target.fingerprint.toolchain != toolchain) kernel.record_other_toolchain = r.target.fingerprint.toolchain;
+    const std::string stale = kernel.record_other_toolchain.empty()
+                                  ? ""
+                                  : " with code of toolchain '" + kernel.record_other_toolchain + "' (this build: '" +
+                                        toolchain + "'; resuming `tunefarm tune` on the log times it again)";
     char ms[32];
     std::snprintf(ms, sizeof(ms), "%.4f", kernel.mean_seconds * 1e3);
     kernel.schedule_description = "tuned: record #" + std::to_string(r.id) + " of the " +
                                   std::string(database::LayerName(best.layer)) + " log (" +
                                   std::string(database::FallbackLevelName(best.best.level)) + " match), " + ms +
-                                  " ms measured" + PassedOverNote(options.passed_over);
+                                  " ms measured" + stale + PassedOverNote(options.passed_over);
   }
   kernel.symbol = func.name;
   kernel.shared = options.shared;

@@ -15,6 +15,7 @@
 
 #include "tunefarm/compiler/ir_printer.h"
 #include "tunefarm/compiler/lower.h"
+#include "tunefarm/compiler/toolchain.h"
 #include "tunefarm/compiler/workload_parser.h"
 #include "tunefarm/costmodel/cost_model.h"
 #include "tunefarm/database/database.h"
@@ -63,6 +64,13 @@ double Mean(const std::vector<double>& v) {
   return v.empty() ? std::numeric_limits<double>::infinity() : s / double(v.size());
 }
 
+// What differs between a stale record's fingerprint and this run's, for the
+// job's summary: "code of toolchain 'llvm-16'" or "other hardware (...)".
+std::string StaleOrigin(const database::HardwareFingerprint& record, const database::HardwareFingerprint& run) {
+  if (record.toolchain != run.toolchain) return "code of toolchain '" + record.toolchain + "'";
+  return "other hardware (" + record.arch + ", " + std::to_string(record.cores) + " cores)";
+}
+
 }  // namespace
 
 Result<TuneTask> MakeTuneTask(const Workload& w, double weight) {
@@ -84,7 +92,7 @@ database::Target RecordTarget(const Target& t) {
   }
   out.fingerprint.arch = t.cpu;
   out.fingerprint.cores = int64_t(std::thread::hardware_concurrency());
-  out.fingerprint.toolchain = "llvm-16";
+  out.fingerprint.toolchain = CodegenToolchain();
   database::CanonicalizeFingerprint(&out.fingerprint);
   return out;
 }
@@ -105,12 +113,21 @@ database::Target TuningLoop::RecordTargetForRun() const {
   return t;
 }
 
+// A resumed record timed with code of another toolchain or on other hardware.
+struct StaleSuccess {
+  double seconds = 0;
+  Trace trace;
+  uint64_t hash = 0;  // the candidate's structural hash
+};
+
 struct TuningLoop::TaskState {
   TuneTask task;
   ir::PrimFunc default_func;
   std::unique_ptr<EvolutionarySearch> search;
-  std::set<uint64_t> measured;
+  std::set<uint64_t> measured;          // every program of the log's records: never proposed again
+  std::set<uint64_t> measured_current;  // those with a record of this run's fingerprint
   std::vector<std::pair<double, Trace>> successes;  // (seconds, trace), kept sorted
+  std::vector<StaleSuccess> stale;      // until RefreshStaleRecords: then seeds in successes
   TaskHistory history;
 };
 
@@ -126,17 +143,32 @@ Status TuningLoop::Resume(TaskState& state, TaskStatus& status) {
     // belong to their own tuning runs: their times say nothing about this one.
     if (!r.device.empty() && r.device != options_.device) return Status::OK();
     ++status.trials;
+    // Timed with code of another toolchain (an older tunefarm or LLVM) or on
+    // other hardware: the program is known, its time is not this run's.
+    const bool current = r.target.fingerprint == target.fingerprint;
+    if (!current) {
+      ++status.stale_records;
+      if (status.stale_from.empty()) status.stale_from = StaleOrigin(r.target.fingerprint, target.fingerprint);
+    }
     auto trace = Trace::Parse(r.trace);
     if (!trace.ok()) return Status::OK();  // a record of another version: counted, not reused
     auto c = state.search->Replay(*trace);
     if (!c.ok()) return Status::OK();
     state.measured.insert(c->hash);
+    if (current) state.measured_current.insert(c->hash);
     if (!r.ok()) {
       ++status.errors;
       if (model_) training.push_back(costmodel::MeasuredCandidate::FromLowered(state.task.hash, c->lowered, 0, true));
       return Status::OK();
     }
     double secs = Mean(r.run_secs);
+    // Stale times still teach the model how programs rank; they neither set
+    // the best nor the baseline (RefreshStaleRecords measures the fastest again).
+    if (model_) training.push_back(costmodel::MeasuredCandidate::FromLowered(state.task.hash, c->lowered, secs));
+    if (!current) {
+      state.stale.push_back({secs, *trace, c->hash});
+      return Status::OK();
+    }
     if (trace->size() == 0 && (status.default_seconds == 0 || secs < status.default_seconds)) status.default_seconds = secs;
     state.successes.push_back({secs, *trace});
     if (status.best_seconds == 0 || secs < status.best_seconds) {
@@ -146,7 +178,6 @@ Status TuningLoop::Resume(TaskState& state, TaskStatus& status) {
       // Records come back in commit order: rebuild the curve as it happened.
       status.curve.push_back({status.trials, status.flops / secs / 1e9});
     }
-    if (model_) training.push_back(costmodel::MeasuredCandidate::FromLowered(state.task.hash, c->lowered, secs));
     return Status::OK();
   });
   TF_RETURN_IF_ERROR(st);
@@ -157,6 +188,33 @@ Status TuningLoop::Resume(TaskState& state, TaskStatus& status) {
                                                                       : std::numeric_limits<double>::infinity());
   }
   if (model_ && !training.empty()) TF_RETURN_IF_ERROR(model_->Update(training));
+  return Status::OK();
+}
+
+Status TuningLoop::RefreshStaleRecords(TaskState& state, TaskStatus& status) {
+  std::sort(state.stale.begin(), state.stale.end(), [](const auto& a, const auto& b) { return a.seconds < b.seconds; });
+  std::vector<Candidate> batch;
+  std::set<uint64_t> chosen;
+  for (const StaleSuccess& s : state.stale) {
+    if (int(batch.size()) >= kRefreshLimit) break;
+    // Sorted: nothing after this one beats what this run already timed.
+    if (status.best_seconds > 0 && s.seconds >= status.best_seconds) break;
+    if (state.measured_current.count(s.hash) || chosen.count(s.hash)) continue;
+    auto c = state.search->Replay(s.trace);
+    if (!c.ok()) continue;
+    chosen.insert(s.hash);
+    batch.push_back(std::move(c).value());
+  }
+  if (!batch.empty()) {
+    status.refreshed = int(batch.size());
+    TF_RETURN_IF_ERROR(MeasureAndRecord(state, status, std::move(batch), options_.measure));
+  }
+  // The rest seed the search with their old times, as before.
+  for (StaleSuccess& s : state.stale) {
+    if (!chosen.count(s.hash)) state.successes.push_back({s.seconds, std::move(s.trace)});
+  }
+  state.stale.clear();
+  std::sort(state.successes.begin(), state.successes.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   return Status::OK();
 }
 
@@ -270,7 +328,8 @@ Status TuningLoop::Run(std::vector<TuneTask> tasks, const std::atomic<bool>& sto
     if (status_[i].default_seconds > 0) continue;
     auto baseline = states_[i]->search->Replay(Trace());
     if (!baseline.ok()) return baseline.status();
-    if (states_[i]->measured.count(baseline->hash)) continue;  // measured before, but it failed
+    // Measured before by this toolchain, but it failed.
+    if (states_[i]->measured_current.count(baseline->hash)) continue;
     // The untuned default of a big workload can take seconds per run: give it
     // one timed group and a deadline to match, so the baseline is not lost.
     MeasureOptions slow = options_.measure;
@@ -279,6 +338,11 @@ Status TuningLoop::Run(std::vector<TuneTask> tasks, const std::atomic<bool>& sto
     slow.number = 1;
     slow.run_timeout_s = std::max(options_.measure.run_timeout_s, 300.0);
     TF_RETURN_IF_ERROR(MeasureAndRecord(*states_[i], status_[i], {std::move(baseline).value()}, slow));
+  }
+  // Resumed bests timed with other code or hardware are timed again, so that
+  // this run's best, and what compile serves, are times of today's code.
+  for (size_t i = 0; i < states_.size() && !stop; ++i) {
+    TF_RETURN_IF_ERROR(RefreshStaleRecords(*states_[i], status_[i]));
   }
   TaskScheduler scheduler(options_.seed);
   CostModelScorer scorer(model_, options_.seed);

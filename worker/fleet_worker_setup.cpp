@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "tunefarm/compiler/target.h"
+#include "tunefarm/compiler/toolchain.h"
 #include "tunefarm/compiler/trace.h"
 #include "tunefarm/v1/fleet.pb.h"
 #include "tunefarm/worker/fleet_worker.h"
@@ -40,7 +41,7 @@ v1::HardwareFingerprint Fingerprint(const std::string& device) {
     pos = end + 1;
   }
   f.set_cores(int64_t(std::thread::hardware_concurrency()));
-  f.set_toolchain(device == "test" ? "none (test device)" : "llvm-" TUNEFARM_LLVM_VERSION);
+  f.set_toolchain(device == "test" ? "none (test device)" : CodegenToolchain());
   return f;
 }
 

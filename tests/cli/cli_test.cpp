@@ -355,6 +355,45 @@ TEST_F(CliTest, TuneSaysItRealignedRecordsOfAnOlderDesignSpace) {
       << resumed.text;
 }
 
+// A log written by an older tunefarm (its records name the toolchain
+// 'llvm-16'): compile serves its best with a note that the time is of other
+// code; tune says it measured the fastest again, after which compile serves
+// this build's records without the note.
+TEST_F(CliTest, TuneMeasuresAgainTheFastestRecordsOfAnOlderToolchain) {
+  const std::string quick = " --batch-size 5 --repeat 1 --min-repeat-ms 1 --curve '' --db ";
+  ASSERT_EQ(RunTunefarm("tune " + P("mm.tf") + " --trials 10" + quick + P("log.db")).code, 0);
+  {
+    auto fresh = database::Database::Open(P("log.db"));
+    auto older = database::Database::Open(P("older.db"));
+    ASSERT_TRUE(fresh.ok() && older.ok());
+    auto workloads = (*fresh)->ListWorkloads();
+    ASSERT_TRUE(workloads.ok());
+    for (const auto& w : *workloads) ASSERT_TRUE((*older)->CommitWorkload(w).ok());
+    ASSERT_TRUE((*fresh)->ForEachRecord({}, [&](database::TuningRecord r) {
+                    r.uid.clear();
+                    r.target.fingerprint.toolchain = "llvm-16";
+                    return (*older)->CommitRecord(r).status();
+                  }).ok());
+  }
+  const std::string compile = "compile " + P("mm.tf") + " --db " + P("older.db") + " -o " + P("mm.o");
+  Output stale = RunTunefarm(compile);
+  ASSERT_EQ(stale.code, 0) << stale.text;
+  EXPECT_NE(stale.text.find("same_arch match"), std::string::npos) << stale.text;
+  EXPECT_NE(stale.text.find("note: that time was taken with code of toolchain 'llvm-16'"), std::string::npos)
+      << stale.text;
+
+  Output resumed = RunTunefarm("tune " + P("mm.tf") + " --trials 10" + quick + P("older.db"));
+  ASSERT_EQ(resumed.code, 0) << resumed.text;
+  EXPECT_TRUE(std::regex_search(resumed.text, std::regex("mm: 10 of the log's records were timed with code of "
+                                                         "toolchain 'llvm-16'; (their [1-8] fastest were measured "
+                                                         "again|none beat this build's own best)")))
+      << resumed.text;
+  Output current = RunTunefarm(compile);
+  ASSERT_EQ(current.code, 0) << current.text;
+  EXPECT_NE(current.text.find("same_device match"), std::string::npos) << current.text;
+  EXPECT_EQ(current.text.find("note:"), std::string::npos) << current.text;
+}
+
 TEST_F(CliTest, HelpTeachesEveryCommand) {
   Output help = RunTunefarm("--help");
   EXPECT_EQ(help.code, 0);

@@ -121,7 +121,9 @@ TEST_F(WarmStartTest, MeasuredBatchesAreCheckedAgainstTheTransferRecords) {
   const costmodel::TransferReport& rc = checked.transfer_report();
   EXPECT_GT(rc.pairs, 0u);
   EXPECT_EQ(checked.dataset().num_workloads(), rc.dropped ? 1u : 1u + size_t(c.transfer_workloads()));
-  if (rc.dropped) EXPECT_GE(rc.own_only, rc.with_transfer);
+  if (rc.dropped) {
+    EXPECT_GE(rc.own_only, rc.with_transfer);
+  }
 }
 
 TEST_F(WarmStartTest, CollectsEvenlyAndSkipsTheJobsOwnWorkloads) {

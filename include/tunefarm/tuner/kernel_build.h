@@ -87,6 +87,9 @@ struct BuiltKernel {
   database::FallbackLevel level = database::FallbackLevel::kNone;
   database::Layer layer = database::Layer::kUser;
   std::string record_arch;  // arch of the device that measured the record
+  // The record's code generator when it is not the one this build is for
+  // (CodegenToolchain, or the given fingerprint's): its time is of other code.
+  std::string record_other_toolchain;
   std::string schedule_description;  // "default (untuned)" or "tuned: record #..." (as in the header)
 
   bool tuned() const { return record_id != 0; }

@@ -4,8 +4,9 @@
 // proposes a batch, the measurer measures it, every result (failures too) is
 // committed to the tuning log at once, and the cost model retrains. A loop
 // started on a log that already holds records for a task resumes it: those
-// trials count, their programs are never measured again, and the best of them
-// seed the search. Stopping (the `stop` flag) ends the loop after the batch
+// trials count, their programs are never proposed again, and the best of them
+// seed the search. Records of another fingerprint (code of an older toolchain,
+// other hardware) are stale: the fastest are measured again first. Stopping (the `stop` flag) ends the loop after the batch
 // in flight; nothing measured is lost.
 #pragma once
 
@@ -83,6 +84,13 @@ struct TaskStatus {
   // mutated as written because no single edit explains them.
   int realigned_seeds = 0;
   int unaligned_seeds = 0;
+  // Resumed records of another fingerprint: timed with code of another
+  // toolchain (an older tunefarm, another LLVM) or on other hardware. They
+  // count as trials and seed the search, but set neither the best nor the
+  // baseline; the fastest of them (up to kRefreshLimit) are measured again.
+  int stale_records = 0;
+  std::string stale_from;  // what differs, e.g. "code of toolchain 'llvm-16'"
+  int refreshed = 0;       // stale records measured again by this run
 };
 
 struct Progress {
@@ -94,6 +102,10 @@ struct Progress {
   const std::vector<TaskStatus>* tasks = nullptr;
   size_t last_task = 0;
 };
+
+// How many of a task's resumed stale records (TaskStatus::stale_records) a
+// run measures again before searching: the fastest ones not yet timed anew.
+inline constexpr int kRefreshLimit = 8;
 
 // The log's record target for code built for `t` and run on this machine.
 database::Target RecordTarget(const Target& t);
@@ -114,6 +126,9 @@ class TuningLoop {
  private:
   struct TaskState;
   Status Resume(TaskState& state, TaskStatus& status);
+  // Measures again the fastest stale records that beat this run's best (up to
+  // kRefreshLimit), then hands the rest to the search as seeds.
+  Status RefreshStaleRecords(TaskState& state, TaskStatus& status);
   // RecordTarget of options_.target with the thread count the records are
   // timed at, and the measuring device's fingerprint when it is not this machine.
   database::Target RecordTargetForRun() const;
