@@ -1,6 +1,9 @@
 #include "kernel_runner.h"
 
+#include "tunefarm/compiler/schedule.h"
+#include "tunefarm/compiler/trace.h"
 #include "tunefarm/compiler/workload_parser.h"
+#include "tunefarm/tuner/kernel_build.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -35,19 +38,18 @@ Result<Workload> LoadWorkload(const std::string& path, const std::vector<std::st
   return ParseWorkloadFile(path, options);
 }
 
-Result<TimingResult> TimeKernel(const JitKernel& kernel, const std::vector<void*>& args, int repeat,
-                                double min_repeat_ms) {
+Result<TimingResult> TimeKernel(const PreparedCall& call, int repeat, double min_repeat_ms) {
   using Clock = std::chrono::steady_clock;
-  TF_RETURN_IF_ERROR(kernel.Run(args));  // warm-up: page faults, caches, thread pool start
+  TF_RETURN_IF_ERROR(call.Run());  // warm-up: page faults, caches, thread pool start
   // Calibrate how many runs fill one group of min_repeat_ms.
   auto t0 = Clock::now();
-  TF_RETURN_IF_ERROR(kernel.Run(args));
+  TF_RETURN_IF_ERROR(call.Run());
   double one = std::chrono::duration<double>(Clock::now() - t0).count();
   int number = std::max(1, int(min_repeat_ms / 1e3 / std::max(one, 1e-9)));
   TimingResult r;
   for (int g = 0; g < repeat; ++g) {
     auto start = Clock::now();
-    for (int n = 0; n < number; ++n) TF_RETURN_IF_ERROR(kernel.Run(args));
+    for (int n = 0; n < number; ++n) TF_RETURN_IF_ERROR(call.Run());
     r.seconds_per_run.push_back(std::chrono::duration<double>(Clock::now() - start).count() / number);
   }
   std::vector<double> sorted = r.seconds_per_run;
@@ -55,6 +57,30 @@ Result<TimingResult> TimeKernel(const JitKernel& kernel, const std::vector<void*
   r.best_seconds = sorted.front();
   r.median_seconds = sorted[sorted.size() / 2];
   return r;
+}
+
+Result<std::optional<LoggedSchedule>> FindLoggedSchedule(const std::string& db, const std::string& system_db,
+                                                         const Workload& w, const Target& target,
+                                                         const ir::PrimFunc& default_func) {
+  database::OpenOptions read_only;
+  read_only.read_only = true;
+  std::string system = system_db.empty() ? database::DefaultSystemDatabasePath() : system_db;
+  TF_ASSIGN_OR_RETURN(auto logs, database::LayeredDatabase::Open(db, system, read_only, !system_db.empty()));
+  std::vector<tuner::PassedOverRecord> passed_over;
+  TF_ASSIGN_OR_RETURN(database::LayeredBest best,
+                      logs->GetBest(StructuralHashHex(w), tuner::KernelRecordTarget(target, std::nullopt),
+                                    tuner::TraceReplaysOn(default_func, &passed_over)));
+  if (!best.best.record) {
+    if (!passed_over.empty()) return tuner::NoRecordReplays(passed_over, db, w.name);
+    return std::optional<LoggedSchedule>();
+  }
+  // The lookup replayed it already; a failure here would be a broken invariant.
+  TF_ASSIGN_OR_RETURN(Trace trace, Trace::Parse(best.best.record->trace));
+  Schedule sch(default_func);
+  Status applied = trace.ApplyTo(sch);
+  if (!applied.ok()) return Status::Internal("record #" + std::to_string(best.best.record->id) +
+                                             " replayed in the lookup but not here: " + applied.message());
+  return std::optional<LoggedSchedule>(LoggedSchedule{*best.best.record, best.layer, best.best.level, sch.func()});
 }
 
 std::vector<HostBuffer> MakeArguments(const ir::PrimFunc& f, uint64_t seed) {

@@ -1,17 +1,20 @@
-// Shared by `tunefarm run` and benchmarks: parse a workload file with
-// overrides, compile its default schedule, time it, check it against the
-// reference interpreter.
+// Shared by the CLI's commands: parse a workload file with overrides, find
+// the log's schedule for it, time a compiled kernel, make its arguments.
 #pragma once
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "tunefarm/common/status.h"
 #include "tunefarm/compiler/codegen_llvm.h"
 #include "tunefarm/compiler/host_buffer.h"
+#include "tunefarm/compiler/prepared_call.h"
+#include "tunefarm/compiler/target.h"
 #include "tunefarm/compiler/workload.h"
+#include "tunefarm/database/layered_database.h"
 
 namespace tunefarm::cli {
 
@@ -28,9 +31,25 @@ struct TimingResult {
   double median_seconds = 0;
 };
 
-// Warm-up, then `repeat` groups of runs, each group running at least min_repeat_ms.
-Result<TimingResult> TimeKernel(const JitKernel& kernel, const std::vector<void*>& args, int repeat,
-                                double min_repeat_ms);
+// Warm-up, then `repeat` groups of calls, each group running at least
+// min_repeat_ms. Constant inputs stay packed across calls, as a user's
+// inference loop and the tuner's measurements call a kernel (prepared_call.h).
+Result<TimingResult> TimeKernel(const PreparedCall& call, int repeat, double min_repeat_ms);
+
+// The record `tunefarm compile --db` builds for `w` on `target`: the user log
+// over the system log (`system_db`, "" for the installed one), through the
+// fallback chain, passing over records whose trace no longer replays.
+struct LoggedSchedule {
+  database::TuningRecord record;
+  database::Layer layer = database::Layer::kUser;
+  database::FallbackLevel level = database::FallbackLevel::kNone;
+  ir::PrimFunc func;  // the default PrimFunc with the record's trace applied
+};
+// nullopt when the logs hold no record for `w` on `target`; an error naming
+// the log when it cannot be opened or none of its records replays.
+Result<std::optional<LoggedSchedule>> FindLoggedSchedule(const std::string& db, const std::string& system_db,
+                                                         const Workload& w, const Target& target,
+                                                         const ir::PrimFunc& default_func);
 
 // Random inputs (fixed seed) and zeroed outputs for a PrimFunc's params.
 std::vector<HostBuffer> MakeArguments(const ir::PrimFunc& f, uint64_t seed);

@@ -1,14 +1,18 @@
-// `tunefarm run`: compile a workload's default schedule, check it against the
-// reference interpreter and time it.
+// `tunefarm run`: compile a workload's default schedule, or with --db the
+// log's best schedule for it (what `tunefarm compile --db` builds), check it
+// against the reference interpreter and time it.
 //
 // The interpreter is exact but slow (about 10^7 operations per second), so a
-// workload too large for it is checked on a shrunk copy (ShrinkWorkload). The
-// output says which check ran.
+// workload too large for it is checked on a shrunk copy (ShrinkWorkload). A
+// tuned schedule fits only the full size: it is checked against the default
+// schedule at full size, which is checked on the shrunk copy. The output says
+// which check ran.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <optional>
 
 #include <fmt/core.h>
 
@@ -16,6 +20,7 @@
 #include "kernel_runner.h"
 #include "tunefarm/compiler/interpreter.h"
 #include "tunefarm/compiler/lower.h"
+#include "tunefarm/compiler/toolchain.h"
 #include "tunefarm/compiler/workload_parser.h"
 #include "tunefarm/compiler/workload_shrink.h"
 #include "tunefarm/runtime/runtime.h"
@@ -35,21 +40,17 @@ struct RunOptions {
   double min_repeat_ms = 100;
   std::string check = "auto";
   uint64_t seed = 42;
+  std::string db;         // --db: run the log's best schedule
+  std::string system_db;  // --system-db
 };
 
-// Compiles and runs `w` and the interpreter on the same random inputs.
-Result<CompareResult> CheckAgainstInterpreter(const Workload& w, const Target& target, uint64_t seed) {
-  TF_ASSIGN_OR_RETURN(ir::PrimFunc f, LowerToPrimFunc(w));
-  TF_ASSIGN_OR_RETURN(std::unique_ptr<JitKernel> kernel, JitCompile(f, target));
-  std::vector<HostBuffer> compiled = MakeArguments(f, seed);
-  std::vector<HostBuffer> reference = MakeArguments(f, seed);
-  TF_RETURN_IF_ERROR(kernel->Run(DataPointers(compiled)));
-  std::vector<HostBuffer*> ref_ptrs;
-  for (HostBuffer& b : reference) ref_ptrs.push_back(&b);
-  TF_RETURN_IF_ERROR(Interpret(f, ref_ptrs));
+// The largest difference of `f`'s outputs in `got` from those in `want`;
+// `equal` false with a message naming the first output that differs.
+CompareResult CompareOutputs(const ir::PrimFunc& f, const std::vector<HostBuffer>& got,
+                             const std::vector<HostBuffer>& want) {
   CompareResult total;
   for (size_t i = f.num_inputs; i < f.params.size(); ++i) {
-    CompareResult r = CompareBuffers(compiled[i], reference[i], 1e-3, 1e-3);
+    CompareResult r = CompareBuffers(got[i], want[i], 1e-3, 1e-3);
     total.max_abs_error = std::max(total.max_abs_error, r.max_abs_error);
     if (!r.equal && total.equal) {
       total.equal = false;
@@ -57,6 +58,29 @@ Result<CompareResult> CheckAgainstInterpreter(const Workload& w, const Target& t
     }
   }
   return total;
+}
+
+// Compiles and runs `f` and the interpreter on the same random inputs.
+Result<CompareResult> CheckAgainstInterpreter(const ir::PrimFunc& f, const Target& target, uint64_t seed) {
+  TF_ASSIGN_OR_RETURN(std::unique_ptr<JitKernel> kernel, JitCompile(f, target));
+  std::vector<HostBuffer> compiled = MakeArguments(f, seed);
+  std::vector<HostBuffer> reference = MakeArguments(f, seed);
+  TF_RETURN_IF_ERROR(kernel->Run(DataPointers(compiled)));
+  std::vector<HostBuffer*> ref_ptrs;
+  for (HostBuffer& b : reference) ref_ptrs.push_back(&b);
+  TF_RETURN_IF_ERROR(Interpret(f, ref_ptrs));
+  return CompareOutputs(f, compiled, reference);
+}
+
+// Runs `tuned` and `default_func` (the same workload) on the same random inputs.
+Result<CompareResult> CheckAgainstDefault(const ir::PrimFunc& tuned, const JitKernel& kernel,
+                                          const ir::PrimFunc& default_func, const Target& target, uint64_t seed) {
+  TF_ASSIGN_OR_RETURN(std::unique_ptr<JitKernel> reference_kernel, JitCompile(default_func, target));
+  std::vector<HostBuffer> got = MakeArguments(tuned, seed);
+  std::vector<HostBuffer> want = MakeArguments(default_func, seed);
+  TF_RETURN_IF_ERROR(kernel.Run(DataPointers(got)));
+  TF_RETURN_IF_ERROR(reference_kernel->Run(DataPointers(want)));
+  return CompareOutputs(tuned, got, want);
 }
 
 std::string ParamsString(const Workload& w) {
@@ -89,28 +113,59 @@ int Run(const RunOptions& o) {
   fmt::print("target    {}\n", target->ToString());
   fmt::print("threads   {}\n", tunefarm_get_num_threads());
 
-  auto func = LowerToPrimFunc(w);
-  if (!func.ok()) {
-    fmt::print(stderr, "error: {}\n", func.status().message());
+  auto default_func = LowerToPrimFunc(w);
+  if (!default_func.ok()) {
+    fmt::print(stderr, "error: {}\n", default_func.status().message());
     return kExitInternalError;
   }
+  ir::PrimFunc func = *default_func;
+  std::optional<LoggedSchedule> logged;
+  if (!o.db.empty()) {
+    auto found = FindLoggedSchedule(o.db, o.system_db, w, *target, *default_func);
+    if (!found.ok()) {
+      fmt::print(stderr, "error: {}\n", found.status().message());
+      return kExitUserError;
+    }
+    logged = std::move(found).value();
+    if (!logged) {
+      fmt::print("schedule  default: {} holds no tuning record of this workload for {}\n", o.db, target->ToString());
+    } else {
+      const database::TuningRecord& r = logged->record;
+      func = logged->func;
+      fmt::print("schedule  tuned: record #{} of the {} log ({} match), {:.4f} ms measured on {} ({:.2f} GFLOP/s)\n",
+                 r.id, database::LayerName(logged->layer), database::FallbackLevelName(logged->level),
+                 *r.MeanSec() * 1e3, r.target.fingerprint.arch, flops / *r.MeanSec() / 1e9);
+      if (r.target.fingerprint.toolchain != CodegenToolchain()) {
+        fmt::print("          timed with code of toolchain '{}'; this build's is '{}'\n", r.target.fingerprint.toolchain,
+                   CodegenToolchain());
+      }
+    }
+  }
+  const char* which = logged ? "tuned schedule" : "default schedule";
   auto t0 = std::chrono::steady_clock::now();
-  auto kernel = JitCompile(*func, *target);
+  auto kernel = JitCompile(func, *target);
   double compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!kernel.ok()) {
     fmt::print(stderr, "error: compiling {}: {}\n", w.name, kernel.status().ToString());
     return kExitInternalError;
   }
-  fmt::print("compile   {:.2f} s (LLVM JIT, default schedule)\n", compile_s);
+  fmt::print("compile   {:.2f} s (LLVM JIT, {})\n", compile_s, which);
 
   if (o.check != "none") {
     bool full = o.check == "full" || (o.check == "auto" && flops <= kInterpreterFlopBudget);
-    Result<Workload> checked = w;
+    Result<ir::PrimFunc> checked = func;
+    std::string scope = "full size";
     if (!full) {
       std::ifstream in(o.workload_path, std::ios::binary);
       std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
       auto overrides = ParseOverrides(o.overrides);  // valid: LoadWorkload accepted them
-      checked = ShrinkWorkload(text, o.workload_path, *overrides, kInterpreterFlopBudget);
+      auto shrunk = ShrinkWorkload(text, o.workload_path, *overrides, kInterpreterFlopBudget);
+      if (!shrunk.ok()) {
+        fmt::print(stderr, "error: {}\n", shrunk.status().message());
+        return kExitInternalError;
+      }
+      checked = LowerToPrimFunc(*shrunk);  // the default schedule: a tuned one fits the full size only
+      scope = "a shrunk copy (" + ParamsString(*shrunk) + "; the full size is too large for the interpreter)";
     }
     if (!checked.ok()) {
       fmt::print(stderr, "error: {}\n", checked.status().message());
@@ -121,25 +176,45 @@ int Run(const RunOptions& o) {
       fmt::print(stderr, "error: check failed to run: {}\n", cmp.status().ToString());
       return kExitInternalError;
     }
-    std::string scope = full ? "full size" : "a shrunk copy (" + ParamsString(*checked) +
-                                                 "; the full size is too large for the interpreter)";
+    const bool chained = logged && !full;  // the tuned kernel against the default one, which was checked
     if (!cmp->equal) {
-      fmt::print("check     FAIL on {}: {}\n", scope, cmp->message);
+      fmt::print("check     FAIL{} on {}: {}\n", chained ? " (default schedule)" : "", scope, cmp->message);
       return kExitUserError;
     }
-    fmt::print("check     correct: matches the reference interpreter on random inputs, {} (max abs error {:.2e})\n",
-               scope, cmp->max_abs_error);
+    fmt::print("check     {}correct: matches the reference interpreter on random inputs, {} (max abs error {:.2e})\n",
+               chained ? "default schedule " : "", scope, cmp->max_abs_error);
+    if (chained) {
+      auto against_default = CheckAgainstDefault(func, **kernel, *default_func, *target, o.seed);
+      if (!against_default.ok()) {
+        fmt::print(stderr, "error: check failed to run: {}\n", against_default.status().ToString());
+        return kExitInternalError;
+      }
+      if (!against_default->equal) {
+        fmt::print("check     FAIL: the tuned kernel differs from the default schedule at full size: {}\n",
+                   against_default->message);
+        return kExitUserError;
+      }
+      fmt::print("check     correct: the tuned kernel matches the default schedule on random inputs, full size "
+                 "(max abs error {:.2e})\n",
+                 against_default->max_abs_error);
+    }
   }
 
-  std::vector<HostBuffer> args = MakeArguments(*func, o.seed);
-  auto timing = TimeKernel(**kernel, DataPointers(args), o.repeat, o.min_repeat_ms);
+  std::vector<HostBuffer> args = MakeArguments(func, o.seed);
+  auto call = PreparedCall::Prepare(**kernel, func, DataPointers(args));
+  Result<TimingResult> timing = call.ok() ? TimeKernel(**call, o.repeat, o.min_repeat_ms)
+                                          : Result<TimingResult>(call.status());
   if (!timing.ok()) {
     fmt::print(stderr, "error: running {}: {}\n", w.name, timing.status().ToString());
     return kExitInternalError;
   }
-  fmt::print("time      median {:.3f} ms, best {:.3f} ms over {} repeats\n", timing->median_seconds * 1e3,
-             timing->best_seconds * 1e3, o.repeat);
+  fmt::print("time      median {:.3f} ms, best {:.3f} ms over {} repeats{}\n", timing->median_seconds * 1e3,
+             timing->best_seconds * 1e3, o.repeat,
+             call.ok() && (*call)->prepacked() ? " (constant inputs packed once, before timing)" : "");
   fmt::print("speed     {:.2f} GFLOP/s (median)\n", flops / timing->median_seconds / 1e9);
+  if (logged) {
+    fmt::print("          {:.2f}x the log's time for this record\n", *logged->record.MeanSec() / timing->median_seconds);
+  }
   return kExitOk;
 }
 
@@ -147,11 +222,17 @@ int Run(const RunOptions& o) {
 
 void AddRunCommand(CLI::App& app, int* exit_code) {
   auto options = std::make_shared<RunOptions>();
-  CLI::App* cmd = app.add_subcommand("run", "Compile a workload's default schedule, check it, time it");
+  CLI::App* cmd = app.add_subcommand("run", "Compile a workload (default or tuned schedule), check it, time it");
   cmd->footer(
       "Compiles WORKLOAD (a .tf file in the workload language) with its default, untuned\n"
       "schedule for this machine, checks the result against the reference interpreter on\n"
-      "random inputs, and prints its time and GFLOP/s.");
+      "random inputs, and prints its time and GFLOP/s.\n\n"
+      "With --db, it runs the log's best schedule instead: the record `tunefarm compile --db`\n"
+      "builds, with this build's code. It prints the record's logged time next to today's,\n"
+      "so a stale time (another toolchain, a slower or faster machine state) shows.\n\n"
+      "Examples:\n"
+      "  tunefarm run configs/workloads/gmm_512.tf\n"
+      "  tunefarm run configs/workloads/gmm_512.tf --db tunefarm.db --threads 1");
   cmd->add_option("workload", options->workload_path, "Workload file, e.g. configs/workloads/gmm_1024.tf")
       ->required()
       ->check(CLI::ExistingFile);
@@ -166,6 +247,9 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "full", "none"}));
   cmd->add_option("--seed", options->seed, "Seed of the random inputs")->capture_default_str();
+  cmd->add_option("--db", options->db, "Tuning log: run its best schedule for the workload and --target");
+  cmd->add_option("--system-db", options->system_db,
+                  "Read-only system log under the user's (default: the installed one, if any)");
   cmd->callback([options, exit_code] { *exit_code = Run(*options); });
 }
 

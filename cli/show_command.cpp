@@ -14,7 +14,6 @@
 #include "tunefarm/compiler/trace.h"
 #include "tunefarm/compiler/workload_parser.h"
 #include "tunefarm/database/layered_database.h"
-#include "tunefarm/tuner/kernel_build.h"
 
 namespace tunefarm::cli {
 
@@ -76,23 +75,16 @@ Result<ir::PrimFunc> RecordFunc(const ShowOptions& o, const Workload& w, const i
 // opened, or whose records for the workload all fail to replay, is an error.
 Result<std::optional<ir::PrimFunc>> TunedFunc(const ShowOptions& o, const Workload& w, const Target& target,
                                               const ir::PrimFunc& default_func) {
-  database::OpenOptions read_only;
-  read_only.read_only = true;
-  std::string system = o.system_db.empty() ? database::DefaultSystemDatabasePath() : o.system_db;
-  TF_ASSIGN_OR_RETURN(auto db, database::LayeredDatabase::Open(o.db, system, read_only, !o.system_db.empty()));
-  std::vector<tuner::PassedOverRecord> passed_over;
-  TF_ASSIGN_OR_RETURN(database::LayeredBest best,
-                      db->GetBest(StructuralHashHex(w), tuner::KernelRecordTarget(target, std::nullopt),
-                                  tuner::TraceReplaysOn(default_func, &passed_over)));
-  if (!best.best.record) {
-    if (!passed_over.empty()) return tuner::NoRecordReplays(passed_over, o.db, w.name);
+  TF_ASSIGN_OR_RETURN(std::optional<LoggedSchedule> logged,
+                      FindLoggedSchedule(o.db, o.system_db, w, target, default_func));
+  if (!logged) {
     fmt::print(stderr, "tunefarm show: {}: no tuning record for {} in {}; showing the default schedule only\n",
                w.name, target.ToString(), o.db);
     return std::optional<ir::PrimFunc>();
   }
-  std::string where = "of the " + std::string(database::LayerName(best.layer)) + " log (" +
-                      std::string(database::FallbackLevelName(best.best.level)) + " match)";
-  TF_ASSIGN_OR_RETURN(ir::PrimFunc tuned, ReplayRecord(w, *best.best.record, where, default_func));
+  std::string where = "of the " + std::string(database::LayerName(logged->layer)) + " log (" +
+                      std::string(database::FallbackLevelName(logged->level)) + " match)";
+  TF_ASSIGN_OR_RETURN(ir::PrimFunc tuned, ReplayRecord(w, logged->record, where, default_func));
   return std::optional<ir::PrimFunc>(std::move(tuned));
 }
 

@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "tunefarm/compiler/target.h"
+#include "tunefarm/compiler/toolchain.h"
 #include "tunefarm/compiler/workload_parser.h"
 #include "tunefarm/costmodel/cost_model.h"
 #include "tunefarm/database/database.h"
@@ -292,6 +293,9 @@ void JobManager::RunJob(std::shared_ptr<Job> job) {
       TunerSideBuildMeasurer tuner_built(&fleet_measurer, options_.tuner_build);
       bool build_here = options_.tuner_built_device_keys.count(job->spec.device_key) > 0;
       Measurer* measurer = build_here ? static_cast<Measurer*>(&tuner_built) : &fleet_measurer;
+      // The records name the code generator that made the timed code: the
+      // daemon's own when it builds the candidates.
+      if (build_here && options.device_fingerprint) options.device_fingerprint->toolchain = CodegenToolchain();
       if (build_here) {
         spdlog::info("jobs: {}: candidates are built on the tuner for {} (device key {})", id,
                      options.target.ToString(), job->spec.device_key);

@@ -204,6 +204,71 @@ TEST_F(CliTest, CompileWithoutRecordFallsBackOrFailsWhenTuningIsRequired) {
   EXPECT_NE(stale_show.text.find("record #" + std::to_string(stale_id) + " of " + P("log.db") + " does not replay on other"),
             std::string::npos)
       << stale_show.text;
+  Output stale_run = RunTunefarm("run " + P("other.tf") + " --db " + P("log.db"));
+  EXPECT_EQ(stale_run.code, 1) << stale_run.text;
+  EXPECT_NE(stale_run.text.find("record #" + std::to_string(stale_id) + " of " + P("log.db") + " does not replay on other"),
+            std::string::npos)
+      << stale_run.text;
+}
+
+// `run --db` runs the record compile would build, checked and timed with this
+// build's code, next to the log's time: against the interpreter when the
+// workload is small, else against the default schedule at full size (itself
+// checked on a shrunk copy). A workload the log has no record of runs its
+// default schedule and says so.
+TEST_F(CliTest, RunWithDbChecksAndTimesTheLogsBestSchedule) {
+  std::ofstream(dir_ / "big.tf") << "workload big(M = 256, N = 256, K = 512) {\n"
+                                    "  A = input f32[M, K]\n  B = input f32[K, N]\n"
+                                    "  C[i, j] = sum(k: K) A[i, k] * B[k, j]\n  output C\n}\n";
+  const std::string quick = " --trials 6 --batch-size 6 --repeat 1 --min-repeat-ms 1 --curve '' --db " + P("log.db");
+  ASSERT_EQ(RunTunefarm("tune " + P("mm.tf") + quick).code, 0);
+  ASSERT_EQ(RunTunefarm("tune " + P("big.tf") + quick).code, 0);
+  auto best_id = [&](const std::string& name) -> int64_t {
+    auto db = database::Database::Open(P("log.db"));
+    EXPECT_TRUE(db.ok());
+    auto w = ParseWorkloadFile(P(name));
+    EXPECT_TRUE(w.ok());
+    int64_t id = 0;
+    double best = 1e30;
+    EXPECT_TRUE((*db)->ForEachRecord({StructuralHashHex(*w), ""}, [&](const database::TuningRecord& r) {
+                    if (r.ok() && *r.MeanSec() < best) {
+                      best = *r.MeanSec();
+                      id = r.id;
+                    }
+                    return Status::OK();
+                  }).ok());
+    return id;
+  };
+  Output small = RunTunefarm("run " + P("mm.tf") + " --db " + P("log.db") + " --repeat 2 --min-repeat-ms 5");
+  ASSERT_EQ(small.code, 0) << small.text;
+  EXPECT_NE(small.text.find("schedule  tuned: record #" + std::to_string(best_id("mm.tf")) + " of the user log"),
+            std::string::npos)
+      << small.text;
+  EXPECT_NE(small.text.find("compile   "), std::string::npos) << small.text;
+  EXPECT_NE(small.text.find("check     correct: matches the reference interpreter on random inputs, full size"),
+            std::string::npos)
+      << small.text;
+  EXPECT_TRUE(std::regex_search(small.text, std::regex("[0-9.]+x the log's time for this record"))) << small.text;
+
+  Output big = RunTunefarm("run " + P("big.tf") + " --db " + P("log.db") + " --repeat 2 --min-repeat-ms 5");
+  ASSERT_EQ(big.code, 0) << big.text;
+  EXPECT_NE(big.text.find("schedule  tuned: record #" + std::to_string(best_id("big.tf"))), std::string::npos)
+      << big.text;
+  EXPECT_NE(big.text.find("check     default schedule correct: matches the reference interpreter on random inputs, "
+                          "a shrunk copy"),
+            std::string::npos)
+      << big.text;
+  EXPECT_NE(big.text.find("check     correct: the tuned kernel matches the default schedule on random inputs, full "
+                          "size"),
+            std::string::npos)
+      << big.text;
+
+  std::ofstream(P("other.tf")) << "workload other(N = 32) {\n  X = input f32[N]\n  Y[i] = X[i] * 2.0\n  output Y\n}\n";
+  Output untuned = RunTunefarm("run " + P("other.tf") + " --db " + P("log.db"));
+  ASSERT_EQ(untuned.code, 0) << untuned.text;
+  EXPECT_NE(untuned.text.find("schedule  default: " + P("log.db") + " holds no tuning record"), std::string::npos)
+      << untuned.text;
+  EXPECT_EQ(untuned.text.find("the log's time"), std::string::npos) << untuned.text;
 }
 
 TEST_F(CliTest, UserErrorsGetAClearMessageAndExitCodeOne) {
@@ -220,6 +285,8 @@ TEST_F(CliTest, UserErrorsGetAClearMessageAndExitCodeOne) {
       {"compile " + P("mm.tf") + " --db " + P("corrupt.db") + " -o " + P("x.o"), "not a tunefarm database"},
       {"tune " + P("mm.tf") + " --db " + P("corrupt.db"), "not a tunefarm database"},
       {"show " + P("mm.tf") + " --db " + P("corrupt.db"), "not a tunefarm database"},
+      {"run " + P("mm.tf") + " --db " + P("corrupt.db"), "not a tunefarm database"},
+      {"run " + P("mm.tf") + " --db " + P("missing.db"), "missing.db"},
       {"show " + P("mm.tf") + " --target 'llvm -mcpu=notacpu'", "notacpu"},
       {"compile " + P("mm.tf") + " --target 'llvm -mcpu=notacpu' -o " + P("x.o"), "notacpu"},
       {"compile " + P("mm.tf") + " --target 'gpu' -o " + P("x.o"), "gpu"},

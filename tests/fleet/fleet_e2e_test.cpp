@@ -234,6 +234,31 @@ TEST_F(FleetE2E, TunerBuiltDeviceKeyMeasuresObjectsBuiltByTheDaemon) {
   EXPECT_GE(ok, 12) << Logs();
 }
 
+// With tuner_built, the daemon's build made the timed code: the records name
+// its toolchain, not the one the worker reported (a test device reports
+// "none (test device)").
+TEST_F(FleetE2E, TunerBuiltRecordsNameTheDaemonsToolchain) {
+  WorkerOptions wo;
+  wo.device_key = "test-tuner-built";
+  DaemonOptions dopt;
+  dopt.extra_toml = "[builders]\ntuner_built = [\"test-tuner-built\"]\nbuild_threads = 2\n";
+  StartFleet(1, wo, dopt);
+  v1::Job job;
+  grpc::Status st = Submit("tuner-built-test", 8, &job, "test-tuner-built");
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  job = WaitForJob(*stub_, sec_, "tuner-built-test", 240,
+                   [](const v1::Job& j) { return j.status() == "done" || j.status() == "failed"; });
+  ASSERT_EQ(job.status(), "done") << job.error() << "\n" << Logs();
+  ASSERT_EQ(job.tasks_size(), 1);
+  auto records = Records(job.tasks(0).workload_hash());
+  ExpectOneRecordPerTrial(records, 8);
+  // "llvm-16 lowering-r1" (CodegenToolchain) of the daemon's build.
+  for (const auto& r : records) {
+    EXPECT_EQ(r.target.fingerprint.toolchain.rfind("llvm-", 0), 0u) << r.target.fingerprint.toolchain;
+    EXPECT_NE(r.target.fingerprint.toolchain.find(" lowering-r"), std::string::npos) << r.target.fingerprint.toolchain;
+  }
+}
+
 // The Compile service on a running daemon: a miss with tune_on_miss starts a
 // job on the fleet (many clients missing at once share it); once tuned, the
 // answer is the job's best record. (tests/tuner/compile_service_test.cpp links
