@@ -317,6 +317,11 @@ void JobManager::RunJob(std::shared_ptr<Job> job) {
         if (!s.ok()) spdlog::error("jobs: {}: cannot store progress: {}", id, s.message());
       };
       st = loop.Run(std::move(tasks), job->stop, on_progress);
+      for (const TaskStatus& t : loop.status()) {
+        if (t.stale_records == 0) continue;
+        spdlog::info("jobs: {}: {}: {} of the log's records were timed with {}; measured the {} fastest of them again",
+                     id, t.name, t.stale_records, t.stale_from, t.refreshed);
+      }
       const costmodel::TransferReport& transfer = model.transfer_report();
       if (transfer.dropped) {
         spdlog::info("jobs: {}: the cost model dropped its {} transfer records after {} own records (pairwise on {} "
