@@ -64,6 +64,7 @@ struct TuneOptionsCli {
   int population = tuner::SearchOptions().population;
   int generations = tuner::SearchOptions().generations;
   int choice_seeds = tuner::SearchOptions().choice_seeds;
+  int seeds_per_choice = tuner::SearchOptions().seeds_per_choice;
 };
 
 std::string Clock(double s) {
@@ -139,6 +140,7 @@ int Tune(const TuneOptionsCli& o) {
   options.search.population = o.population;
   options.search.generations = o.generations;
   options.search.choice_seeds = o.choice_seeds;
+  options.search.seeds_per_choice = o.seeds_per_choice;
   tuner::TuningLoop loop(options, db->get(), &measurer, model.get());
 
   fmt::print(stderr, "tuning {} workload(s) for {}\n  log {}  budget {} trials  search {} (pool {} x {} generations, epsilon {}, up to {} choice seeds, seed {})\n",
@@ -282,6 +284,10 @@ void AddTuneCommand(CLI::App& app, int* exit_code) {
                   "value a sketch choice (padding, vector axis, unroll depth) has taken that those lack, at most this "
                   "many (0: the fastest only)")
       ->capture_default_str()->check(CLI::Range(0, 64));
+  cmd->add_option("--seeds-per-choice", o->seeds_per_choice,
+                  "Of those, how many one value may have (its fastest records): more keeps a choice the fastest "
+                  "records lack, such as DEP's unpadded kernels, explored longer")
+      ->capture_default_str()->check(CLI::Range(1, 64));
   cmd->callback([o, exit_code] { *exit_code = Tune(*o); });
 }
 

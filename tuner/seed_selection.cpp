@@ -2,6 +2,7 @@
 #include "tunefarm/tuner/seed_selection.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <string>
 
@@ -30,21 +31,25 @@ std::vector<std::string> ChoiceKeys(const Trace& trace) {
 }  // namespace
 
 std::vector<Trace> PickSeeds(const std::vector<std::pair<double, Trace>>& measured, size_t fastest,
-                             size_t per_choice_limit) {
+                             size_t per_choice_limit, size_t per_value) {
   std::vector<Trace> seeds;
-  std::set<std::string> represented;
+  std::set<std::string> among_fastest;
   const size_t first_count = std::min(fastest, measured.size());
   for (size_t i = 0; i < first_count; ++i) {
     seeds.push_back(measured[i].second);
-    for (std::string& key : ChoiceKeys(measured[i].second)) represented.insert(std::move(key));
+    for (std::string& key : ChoiceKeys(measured[i].second)) among_fastest.insert(std::move(key));
   }
+  // Values the fastest lack, and how many seeds each has been given since.
+  std::map<std::string, size_t> added_for;
   size_t added = 0;
   for (size_t i = first_count; i < measured.size() && added < per_choice_limit; ++i) {
-    bool brings_new = false;
     std::vector<std::string> keys = ChoiceKeys(measured[i].second);
-    for (const std::string& key : keys) brings_new = brings_new || !represented.count(key);
-    if (!brings_new) continue;
-    represented.insert(keys.begin(), keys.end());
+    bool wanted = false;
+    for (const std::string& key : keys) wanted = wanted || (!among_fastest.count(key) && added_for[key] < per_value);
+    if (!wanted) continue;
+    for (const std::string& key : keys) {
+      if (!among_fastest.count(key)) ++added_for[key];
+    }
     seeds.push_back(measured[i].second);
     ++added;
   }

@@ -372,7 +372,8 @@ Status TuningLoop::Run(std::vector<TuneTask> tasks, const std::atomic<bool>& sto
     for (const auto& s : states_) histories.push_back(s->history);
     size_t i = scheduler.Next(histories, exhausted);
     TaskState& state = *states_[i];
-    std::vector<Trace> seeds = PickSeeds(state.successes, 16, size_t(options_.search.choice_seeds));
+    std::vector<Trace> seeds = PickSeeds(state.successes, 16, size_t(options_.search.choice_seeds),
+                                         size_t(std::max(1, options_.search.seeds_per_choice)));
     int want = std::min(options_.batch_size, options_.trials - done);
     auto batch = state.search->NextBatch(want, seeds, state.measured, scorer);
     if (!batch.ok()) return batch.status();

@@ -62,6 +62,24 @@ TEST(PickSeedsTest, NoChoiceSeedsWithoutLimitOrWhenTheFastestCoverEveryValue) {
   EXPECT_EQ(PickSeeds(measured, 2, 8).size(), 3u);
 }
 
+// per_value: a value the fastest lack may bring several seeds, its fastest
+// programs in order, still within the limit; values the fastest have bring none.
+TEST(PickSeedsTest, SeveralSeedsPerMissingValue) {
+  std::vector<std::pair<double, Trace>> measured = {
+      {1.0, Program(1, {4, 7}, 1)}, {1.1, Program(1, {2, 14}, 1)}, {1.2, Program(0, {28, 1}, 1)},
+      {1.3, Program(1, {14, 2}, 1)}, {1.4, Program(0, {7, 4}, 1)},  {1.5, Program(0, {1, 28}, 1)},
+      {1.6, Program(0, {4, 7}, 1)}};
+  std::vector<Trace> one = PickSeeds(measured, 2, 8);
+  ASSERT_EQ(one.size(), 3u);
+  EXPECT_EQ(one[2], measured[2].second);
+  std::vector<Trace> three = PickSeeds(measured, 2, 8, 3);
+  ASSERT_EQ(three.size(), 5u) << "the three fastest unpadded programs; the padded one adds nothing";
+  EXPECT_EQ(three[2], measured[2].second);
+  EXPECT_EQ(three[3], measured[4].second);
+  EXPECT_EQ(three[4], measured[5].second);
+  EXPECT_EQ(PickSeeds(measured, 2, 2, 3).size(), 4u) << "the limit still counts every choice seed";
+}
+
 TEST(PickSeedsTest, TheLimitCountsChoiceSeedsOnly) {
   std::vector<std::pair<double, Trace>> measured = {{1.0, Program(0, {4, 7}, 0)},
                                                     {1.1, Program(0, {4, 7}, 1)},

@@ -178,7 +178,9 @@ TEST(SketchReuseTest, AxesWithoutReuseStayOutOfTheRegisterTile) {
     auto a = on_search.Sample();
     auto b = off_search.Sample();
     ASSERT_EQ(a.ok(), b.ok());
-    if (a.ok()) EXPECT_EQ(a->trace.ToText(), b->trace.ToText());
+    if (a.ok()) {
+      EXPECT_EQ(a->trace.ToText(), b->trace.ToText());
+    }
   }
 }
 

@@ -91,6 +91,12 @@ struct SearchOptions {
   // ended at 0.96 of the best found against 0.85 with the fastest alone
   // (docs/tuning-benchmarks.md, seeds per structural choice).
   int choice_seeds = 8;
+  // How many of those seeds one value may have: its fastest records, up to
+  // this many, when the 16 fastest lack it. With 4, DEP's runs of 300 trials
+  // left the padded kernels for the guarded ones more often (docs/tuning-
+  // benchmarks.md, "Seeds per choice value"); not yet the default, as the
+  // other workloads were not re-run with it.
+  int seeds_per_choice = 1;
   int max_attempts_factor = 8;  // attempts per wanted candidate before giving up
 };
 

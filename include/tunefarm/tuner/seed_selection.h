@@ -21,13 +21,13 @@
 namespace tunefarm::tuner {
 
 // `measured` holds (seconds, trace) sorted fastest first. Returns the first
-// `fastest` traces, then, in order of speed, the fastest trace of each
-// (categorical instruction, value) pair not yet represented, at most
-// `per_choice_limit` of those. A categorical instruction is identified by its
-// position in the trace, its name and its arguments, so two traces whose
-// sketch took different paths do not mix their decisions. Each entry of
-// `measured` is returned at most once.
+// `fastest` traces, then, in order of speed, the traces that bring a
+// (categorical instruction, value) pair those lack, up to `per_value` traces
+// for each such pair, at most `per_choice_limit` of them in all. A
+// categorical instruction is identified by its position in the trace, its
+// name and its arguments, so two traces whose sketch took different paths do
+// not mix their decisions. Each entry of `measured` is returned at most once.
 std::vector<Trace> PickSeeds(const std::vector<std::pair<double, Trace>>& measured, size_t fastest,
-                             size_t per_choice_limit);
+                             size_t per_choice_limit, size_t per_value = 1);
 
 }  // namespace tunefarm::tuner
