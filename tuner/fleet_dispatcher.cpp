@@ -2,7 +2,7 @@
 //   AddWorker / RemoveWorker / Touch / SilentWorkers -- worker lifecycle
 //   Measure                                         -- a job's batch, queued and awaited
 //   DispatchLocked / AnswerUnreplayableLocked        -- queue -> free worker slots that replay the trace
-//   CommonInstructions                               -- what every worker of a key replays
+//   CommonInstructions / WorkerFingerprint           -- what the workers of a key are
 //   OnResults / AcceptLocked                         -- first result wins
 #include "tunefarm/tuner/fleet_dispatcher.h"
 
@@ -29,6 +29,7 @@ std::string FleetDispatcher::AddWorker(const WorkerInfo& info, SendFn send) {
   w->connected_at = w->last_seen = Clock::now();
   std::string id = w->id;
   key_info_[info.device_key] = w->info;
+  fingerprints_[id] = info.fingerprint;
   workers_[id] = std::move(w);
   done_cv_.notify_all();  // DeviceKeyInfo waiters
   DispatchLocked(info.device_key);
@@ -327,6 +328,13 @@ std::optional<std::set<std::string>> FleetDispatcher::CommonInstructions(const s
     common = std::move(both);
   }
   return common;
+}
+
+std::optional<database::HardwareFingerprint> FleetDispatcher::WorkerFingerprint(const std::string& worker_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = fingerprints_.find(worker_id);
+  if (it == fingerprints_.end()) return std::nullopt;
+  return it->second;
 }
 
 int FleetDispatcher::WorkerCount(const std::string& device_key) {

@@ -296,6 +296,13 @@ void JobManager::RunJob(std::shared_ptr<Job> job) {
       // The records name the code generator that made the timed code: the
       // daemon's own when it builds the candidates.
       if (build_here && options.device_fingerprint) options.device_fingerprint->toolchain = CodegenToolchain();
+      // Each record names the worker that measured it, and its fingerprint:
+      // while a key's workers are upgraded, not every one is the worker read above.
+      options.worker_fingerprint = [this, build_here](const std::string& worker) {
+        std::optional<database::HardwareFingerprint> fp = fleet_->WorkerFingerprint(worker);
+        if (fp && build_here) fp->toolchain = CodegenToolchain();
+        return fp;
+      };
       if (build_here) {
         spdlog::info("jobs: {}: candidates are built on the tuner for {} (device key {})", id,
                      options.target.ToString(), job->spec.device_key);

@@ -237,6 +237,12 @@ Status TuningLoop::MeasureAndRecord(TaskState& state, TaskStatus& status, std::v
     r.uid = inputs[i].candidate_id;
     r.workload_hash = state.task.hash;
     r.target = target;
+    if (options_.worker_fingerprint && !results[i].worker.empty()) {
+      if (auto measured_by = options_.worker_fingerprint(results[i].worker)) {
+        r.target.fingerprint = std::move(*measured_by);
+        database::CanonicalizeFingerprint(&r.target.fingerprint);
+      }
+    }
     r.trace = inputs[i].trace_text;
     r.error_kind = ToRecordError(results[i].error);
     if (r.error_kind == database::ErrorKind::kNone) {

@@ -79,6 +79,25 @@ TEST(FleetDispatcher, LostWorkerCandidatesGoElsewhereAndLateDuplicatesAreDropped
   EXPECT_EQ(results[3].worker, idb);
 }
 
+// A result is recorded after its batch is done, when its worker may be gone:
+// the fingerprint a worker registered with outlives its session.
+TEST(FleetDispatcher, AWorkersFingerprintIsKnownAfterItLeaves) {
+  FleetDispatcher fleet;
+  FakeWorker a, b;
+  WorkerInfo older{"key", "test", "a", 1};
+  older.fingerprint.toolchain = "llvm-16";
+  WorkerInfo upgraded{"key", "test", "b", 1};
+  upgraded.fingerprint.toolchain = "llvm-16 lowering-r2";
+  std::string ida = fleet.AddWorker(older, a.Fn());
+  std::string idb = fleet.AddWorker(upgraded, b.Fn());
+  fleet.RemoveWorker(ida, "upgraded");
+  ASSERT_TRUE(fleet.WorkerFingerprint(ida).has_value());
+  EXPECT_EQ(fleet.WorkerFingerprint(ida)->toolchain, "llvm-16");
+  EXPECT_EQ(fleet.WorkerFingerprint(idb)->toolchain, "llvm-16 lowering-r2");
+  EXPECT_FALSE(fleet.WorkerFingerprint("nobody/test#9").has_value());
+  EXPECT_FALSE(fleet.WorkerFingerprint("tuner").has_value());
+}
+
 TEST(FleetDispatcher, CandidatesWaitForAWorkerOfTheirDeviceKey) {
   FleetDispatcher fleet;
   FakeWorker other, right;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
 #include <thread>
 
 #include "tunefarm/compiler/trace.h"
@@ -137,6 +138,37 @@ TEST_F(JobManagerTest, JobForPlainLlvmTunesForItsWorkersCpuAndRecordsTheirFinger
                    return Status::OK();
                  }).ok());
   EXPECT_EQ(records, 24);
+}
+
+// While a key's workers are upgraded one at a time, two workers of one key
+// report different toolchains: each record carries the fingerprint of the
+// worker that measured it, not that of the worker the job read at its start.
+TEST_F(JobManagerTest, EachRecordCarriesTheFingerprintOfTheWorkerThatMeasuredIt) {
+  FleetDispatcher fleet;
+  WorkerInfo older = ArmBoard();
+  older.max_in_flight = 2;
+  WorkerInfo upgraded = older;
+  upgraded.hostname = "board-8";
+  upgraded.fingerprint.toolchain = "llvm-16 lowering-r9";
+  // Slow enough that neither takes a whole batch before the other is asked.
+  FakeWorker first(&fleet, older, /*delay_ms=*/5);
+  FakeWorker second(&fleet, upgraded, /*delay_ms=*/5);
+  JobManager jobs(db_.get(), &fleet, {});
+  ASSERT_TRUE(jobs.Submit(SmallJob("arm-board", 32), "mixed").ok());
+  JobView done = WaitEnded(jobs, "mixed");
+  ASSERT_EQ(done.state.status, database::JobStatus::kDone) << done.state.error;
+  std::map<std::string, int> by_toolchain;
+  ASSERT_TRUE(db_->ForEachRecord({}, [&](const database::TuningRecord& r) {
+                   bool from_upgraded = r.worker.find("board-8") != std::string::npos;
+                   EXPECT_EQ(r.target.fingerprint.toolchain, from_upgraded ? "llvm-16 lowering-r9" : "llvm-16")
+                       << r.worker;
+                   EXPECT_EQ(r.target.fingerprint.arch, "neoverse-v1");
+                   ++by_toolchain[r.target.fingerprint.toolchain];
+                   return Status::OK();
+                 }).ok());
+  EXPECT_EQ(by_toolchain["llvm-16"] + by_toolchain["llvm-16 lowering-r9"], 32);
+  EXPECT_GT(by_toolchain["llvm-16"], 0);
+  EXPECT_GT(by_toolchain["llvm-16 lowering-r9"], 0);
 }
 
 TEST_F(JobManagerTest, CancelStopsAJobAndDrainLeavesItToResume) {

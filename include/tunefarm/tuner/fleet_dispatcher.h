@@ -126,6 +126,10 @@ class FleetDispatcher {
   // The instructions every connected worker of `device_key` replays; nullopt
   // when none of them is limited (or none is connected).
   std::optional<std::set<std::string>> CommonInstructions(const std::string& device_key);
+  // The fingerprint a worker reported when it registered (MeasureResult::
+  // worker names it); still known after the worker left, since its results
+  // may be recorded later. nullopt for an id never registered.
+  std::optional<database::HardwareFingerprint> WorkerFingerprint(const std::string& worker_id);
 
  private:
   struct Batch;
@@ -161,6 +165,8 @@ class FleetDispatcher {
   std::map<std::string, std::deque<std::string>> queues_;   // GUARDED_BY(mu_): device key -> candidate ids
   std::map<std::string, std::unique_ptr<Worker>> workers_;  // GUARDED_BY(mu_): by worker id
   std::map<std::string, WorkerInfo> key_info_;              // GUARDED_BY(mu_): device key -> latest worker's info
+  // Every worker ever registered (ids are never reused): a few per worker session.
+  std::map<std::string, database::HardwareFingerprint> fingerprints_;  // GUARDED_BY(mu_): by worker id
   int64_t next_worker_ = 1;                                 // GUARDED_BY(mu_)
   int64_t next_request_ = 1;                                // GUARDED_BY(mu_)
   int64_t redispatched_ = 0, duplicates_dropped_ = 0, accepted_ = 0;  // GUARDED_BY(mu_)

@@ -65,6 +65,13 @@ struct TuneOptions {
   // The hardware that measures, when it is not this machine (fleet workers
   // report theirs); records carry it. Unset: this machine's (RecordTarget).
   std::optional<database::HardwareFingerprint> device_fingerprint;
+  // The hardware and toolchain of the worker that measured a result
+  // (MeasureResult::worker), when it may differ from device_fingerprint: the
+  // workers of a fleet key run mixed versions while it is upgraded. Each
+  // record carries what measured it. Unset, or nullopt for a worker: the
+  // run's fingerprint (RecordTargetForRun). Resuming compares records with
+  // the run's fingerprint, so another version's records are stale then.
+  std::function<std::optional<database::HardwareFingerprint>(const std::string& worker)> worker_fingerprint;
   std::string device = "cpu";         // records' device; resuming reads only this device's records
 };
 
