@@ -5,8 +5,9 @@
 // rounds mutate. A structural choice of the sketch (pad an input or keep its
 // guards, which axis is vectorized) leads to kernels whose good tilings are
 // many steps apart, so a run whose early luck fell on one value of such a
-// choice stays there (DEP: runs among guarded kernels plateau at 0.67-0.9 of
-// the padded ones; docs/tuning-benchmarks.md, seeds per structural choice). PickSeeds
+// choice stays there (DEP: with lowering revision 1, runs among padded
+// kernels plateau at 0.82-0.87 of the guarded ones, the other way round
+// before it; docs/tuning-benchmarks.md, seeds per structural choice). PickSeeds
 // therefore adds, after the fastest records, the fastest record of each value
 // every categorical decision has taken in the log, so each alternative keeps
 // its best program among the parents.
