@@ -65,6 +65,7 @@ struct TuneOptionsCli {
   int generations = tuner::SearchOptions().generations;
   int choice_seeds = tuner::SearchOptions().choice_seeds;
   int seeds_per_choice = tuner::SearchOptions().seeds_per_choice;
+  int choice_picks = tuner::SearchOptions().choice_picks;
 };
 
 std::string Clock(double s) {
@@ -141,6 +142,7 @@ int Tune(const TuneOptionsCli& o) {
   options.search.generations = o.generations;
   options.search.choice_seeds = o.choice_seeds;
   options.search.seeds_per_choice = o.seeds_per_choice;
+  options.search.choice_picks = o.choice_picks;
   tuner::TuningLoop loop(options, db->get(), &measurer, model.get());
 
   fmt::print(stderr, "tuning {} workload(s) for {}\n  log {}  budget {} trials  search {} (pool {} x {} generations, epsilon {}, up to {} choice seeds, seed {})\n",
@@ -288,6 +290,10 @@ void AddTuneCommand(CLI::App& app, int* exit_code) {
                   "Of those, how many one value may have (its fastest records): more keeps a choice the fastest "
                   "records lack, such as DEP's unpadded kernels, explored longer")
       ->capture_default_str()->check(CLI::Range(1, 64));
+  cmd->add_option("--choice-picks", o->choice_picks,
+                  "Places of each batch kept for those values: the best-scored new program of each value the "
+                  "fastest records lack, however the cost model ranks it (0: none)")
+      ->capture_default_str()->check(CLI::Range(0, 16));
   cmd->callback([o, exit_code] { *exit_code = Tune(*o); });
 }
 

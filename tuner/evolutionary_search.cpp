@@ -10,6 +10,7 @@
 #include "tunefarm/compiler/split_prepack.h"
 #include "tunefarm/tuner/mutation.h"
 #include "tunefarm/tuner/search.h"
+#include "tunefarm/tuner/seed_selection.h"
 
 namespace tunefarm::tuner {
 
@@ -195,7 +196,8 @@ std::vector<Candidate> EvolutionarySearch::Evolve(std::vector<Candidate> populat
 }
 
 std::vector<Candidate> EvolutionarySearch::PickBatch(std::vector<Candidate> pool, int batch_size,
-                                                     const std::set<uint64_t>& measured, CandidateScorer& scorer) {
+                                                     const std::set<uint64_t>& measured, CandidateScorer& scorer,
+                                                     const std::vector<std::string>& wanted_choices) {
   std::vector<Candidate> fresh;
   std::unordered_set<uint64_t> seen;
   for (Candidate& c : pool) {
@@ -210,7 +212,21 @@ std::vector<Candidate> EvolutionarySearch::PickBatch(std::vector<Candidate> pool
   int random_picks = int(double(batch_size) * options_.epsilon + 0.5);
   std::vector<Candidate> batch;
   std::vector<bool> taken(fresh.size(), false);
+  // Values the fastest records lack first: the model, taught mostly by the
+  // other value's programs, would rank their best children out of the batch.
+  for (const std::string& key : wanted_choices) {
+    if (int(batch.size()) >= std::min(options_.choice_picks, batch_size - random_picks)) break;
+    for (size_t i : order) {
+      if (taken[i]) continue;
+      std::vector<std::string> keys = ChoiceKeys(fresh[i].trace);
+      if (std::find(keys.begin(), keys.end(), key) == keys.end()) continue;
+      batch.push_back(fresh[i]);
+      taken[i] = true;
+      break;
+    }
+  }
   for (size_t i = 0; i < order.size() && int(batch.size()) < batch_size - random_picks; ++i) {
+    if (taken[order[i]]) continue;
     batch.push_back(fresh[order[i]]);
     taken[order[i]] = true;
   }
@@ -230,14 +246,15 @@ std::vector<Candidate> EvolutionarySearch::PickBatch(std::vector<Candidate> pool
 }
 
 Result<std::vector<Candidate>> EvolutionarySearch::NextBatch(int batch_size, const std::vector<Trace>& seeds,
-                                                             const std::set<uint64_t>& measured, CandidateScorer& scorer) {
+                                                             const std::set<uint64_t>& measured, CandidateScorer& scorer,
+                                                             const std::vector<std::string>& wanted_choices) {
   random_samples_.clear();
   std::vector<Candidate> population = SampleInitPopulation(seeds);
   if (population.empty()) {
     return Status::FailedPrecondition("the design space produced no valid program for " + default_func_.name);
   }
   std::vector<Candidate> pool = Evolve(std::move(population), scorer);
-  return PickBatch(std::move(pool), batch_size, measured, scorer);
+  return PickBatch(std::move(pool), batch_size, measured, scorer, wanted_choices);
 }
 
 }  // namespace tunefarm::tuner

@@ -8,10 +8,6 @@
 
 namespace tunefarm::tuner {
 
-namespace {
-
-// One key per (categorical instruction, value) of a trace: the instruction's
-// position and text without its decision, then the value.
 std::vector<std::string> ChoiceKeys(const Trace& trace) {
   std::vector<std::string> keys;
   for (size_t index : trace.DecisionIndices()) {
@@ -28,7 +24,20 @@ std::vector<std::string> ChoiceKeys(const Trace& trace) {
   return keys;
 }
 
-}  // namespace
+std::vector<std::string> MissingChoices(const std::vector<Trace>& seeds, size_t fastest) {
+  std::set<std::string> among_fastest;
+  for (size_t i = 0; i < seeds.size() && i < fastest; ++i) {
+    for (std::string& key : ChoiceKeys(seeds[i])) among_fastest.insert(std::move(key));
+  }
+  std::vector<std::string> missing;
+  std::set<std::string> listed;
+  for (size_t i = fastest; i < seeds.size(); ++i) {
+    for (std::string& key : ChoiceKeys(seeds[i])) {
+      if (!among_fastest.count(key) && listed.insert(key).second) missing.push_back(std::move(key));
+    }
+  }
+  return missing;
+}
 
 std::vector<Trace> PickSeeds(const std::vector<std::pair<double, Trace>>& measured, size_t fastest,
                              size_t per_choice_limit, size_t per_value) {

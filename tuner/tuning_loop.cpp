@@ -381,7 +381,9 @@ Status TuningLoop::Run(std::vector<TuneTask> tasks, const std::atomic<bool>& sto
     std::vector<Trace> seeds = PickSeeds(state.successes, 16, size_t(options_.search.choice_seeds),
                                          size_t(std::max(1, options_.search.seeds_per_choice)));
     int want = std::min(options_.batch_size, options_.trials - done);
-    auto batch = state.search->NextBatch(want, seeds, state.measured, scorer);
+    std::vector<std::string> wanted;
+    if (options_.search.choice_picks > 0) wanted = MissingChoices(seeds, std::min<size_t>(16, state.successes.size()));
+    auto batch = state.search->NextBatch(want, seeds, state.measured, scorer, wanted);
     if (!batch.ok()) return batch.status();
     status_[i].realigned_seeds = state.search->realigned_seeds();
     status_[i].unaligned_seeds = state.search->unaligned_seeds();

@@ -314,7 +314,8 @@ TEST_F(CliTest, OutOfRangeOptionsNameTheOptionAndTheRange) {
                                     std::string("--batch-size 0"), std::string("--population 16"),
                                     std::string("--generations -1"), std::string("--transfer-check -1"),
                                     std::string("--choice-seeds -1"), std::string("--choice-seeds 65"),
-                                    std::string("--threads -1"), std::string("--seeds-per-choice 0")}) {
+                                    std::string("--threads -1"), std::string("--seeds-per-choice 0"),
+                                    std::string("--choice-picks 17")}) {
     Output out = RunTunefarm("tune " + P("mm.tf") + " --db " + P("range.db") + " " + option);
     EXPECT_NE(out.code, 0) << option << "\n" << out.text;
     EXPECT_NE(out.text.find(option.substr(0, option.find(' '))), std::string::npos) << out.text;

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
+#include <set>
 
 #include "sketch_test_util.h"
 #include "tunefarm/compiler/ir_printer.h"
@@ -13,6 +15,7 @@
 #include "tunefarm/compiler/split_prepack.h"
 #include "tunefarm/compiler/workload_parser.h"
 #include "tunefarm/tuner/search.h"
+#include "tunefarm/tuner/seed_selection.h"
 #include "tunefarm/tuner/sketch.h"
 
 namespace tunefarm::tuner {
@@ -245,6 +248,85 @@ TEST(EvolutionarySearchTest, EpsilonPicksAreRandomSamplesOfTheSketch) {
     EXPECT_NE(c.hash, seed->hash);
     EXPECT_TRUE(scorer.first_generation.count(c.hash)) << "an epsilon pick that is not a random sample";
   }
+}
+
+// Scores the programs that take one categorical value lowest, the others alike:
+// a model that has only seen the other values measured.
+class AvoidChoiceScorer : public CandidateScorer {
+ public:
+  explicit AvoidChoiceScorer(std::string key) : key_(std::move(key)) {}
+  std::vector<double> Score(const std::vector<const Candidate*>& candidates) override {
+    std::vector<double> scores;
+    for (const Candidate* c : candidates) scores.push_back(HasKey(*c, key_) ? -1.0 : 0.0);
+    return scores;
+  }
+  static bool HasKey(const Candidate& c, const std::string& key) {
+    std::vector<std::string> keys = ChoiceKeys(c.trace);
+    return std::find(keys.begin(), keys.end(), key) != keys.end();
+  }
+
+ private:
+  std::string key_;
+};
+
+// A value the fastest records lack gets its batch place (choice_picks) however
+// the model ranks it; without choice_picks the model's ranking keeps it out.
+TEST(EvolutionarySearchTest, ChoicePicksMeasureAValueTheModelRanksLast) {
+  ir::PrimFunc f = ShrunkDefault(std::string(TUNEFARM_SOURCE_DIR) + "/configs/workloads/gmm_512.tf");
+  auto policy = MakeCpuSketchPolicy();
+  // A categorical value some random programs take and others do not.
+  EvolutionarySearch probe(f, policy.get(), SmallPool(1), 3);
+  std::map<std::string, int> taken_by;
+  const int kSamples = 24;
+  for (int i = 0; i < kSamples; ++i) {
+    auto c = probe.Sample();
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    for (const std::string& key : ChoiceKeys(c->trace)) ++taken_by[key];
+  }
+  std::string key;
+  for (const auto& [k, n] : taken_by) {
+    if (n > 0 && n < kSamples / 2) key = k;
+  }
+  ASSERT_FALSE(key.empty()) << "no categorical value of the sketch taken by a minority of programs";
+  std::vector<int> with_key;
+  for (int picks : {0, 1}) {
+    SearchOptions options = SmallPool(2);
+    options.epsilon = 0;
+    options.choice_picks = picks;
+    EvolutionarySearch search(f, policy.get(), options, 7);
+    AvoidChoiceScorer scorer(key);
+    auto batch = search.NextBatch(8, {}, {}, scorer, {key});
+    ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+    ASSERT_EQ(batch->size(), 8u);
+    with_key.push_back(int(std::count_if(batch->begin(), batch->end(),
+                                         [&](const Candidate& c) { return AvoidChoiceScorer::HasKey(c, key); })));
+  }
+  EXPECT_EQ(with_key[0], 0) << key;
+  EXPECT_EQ(with_key[1], 1) << key;
+}
+
+// MissingChoices: the values of the choice seeds that the fastest lack, once each.
+TEST(EvolutionarySearchTest, MissingChoicesAreTheChoiceSeedsValuesTheFastestLack) {
+  ir::PrimFunc f = ShrunkDefault(std::string(TUNEFARM_SOURCE_DIR) + "/configs/workloads/gmm_512.tf");
+  auto policy = MakeCpuSketchPolicy();
+  EvolutionarySearch probe(f, policy.get(), SmallPool(1), 3);
+  std::vector<Trace> seeds;
+  for (int i = 0; i < 6; ++i) seeds.push_back(probe.Sample()->trace);
+  std::set<std::string> fastest;
+  for (int i = 0; i < 3; ++i) {
+    for (const std::string& k : ChoiceKeys(seeds[size_t(i)])) fastest.insert(k);
+  }
+  std::set<std::string> expected;
+  for (int i = 3; i < 6; ++i) {
+    for (const std::string& k : ChoiceKeys(seeds[size_t(i)])) {
+      if (!fastest.count(k)) expected.insert(k);
+    }
+  }
+  ASSERT_FALSE(expected.empty()) << "the last three programs take no value the first three lack";
+  std::vector<std::string> missing = MissingChoices(seeds, 3);
+  EXPECT_EQ(std::set<std::string>(missing.begin(), missing.end()), expected);
+  EXPECT_EQ(std::set<std::string>(missing.begin(), missing.end()).size(), missing.size()) << "a value listed twice";
+  EXPECT_TRUE(MissingChoices(seeds, 6).empty());
 }
 
 // Counts over 40 mutations of random samples.

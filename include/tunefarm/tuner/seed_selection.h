@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -28,6 +29,15 @@ namespace tunefarm::tuner {
 // categorical instruction is identified by its position in the trace, its
 // name and its arguments, so two traces whose sketch took different paths do
 // not mix their decisions. Each entry of `measured` is returned at most once.
+// One key per (categorical instruction, value) of `trace`: the instruction's
+// position and text without its decision, then the value.
+std::vector<std::string> ChoiceKeys(const Trace& trace);
+
+// The keys (ChoiceKeys) of PickSeeds' choice seeds, seeds[fastest..], that
+// its fastest ones, seeds[0..fastest), lack: in seed order (fastest record
+// first), each once. What EvolutionarySearch::NextBatch may give places to.
+std::vector<std::string> MissingChoices(const std::vector<Trace>& seeds, size_t fastest);
+
 std::vector<Trace> PickSeeds(const std::vector<std::pair<double, Trace>>& measured, size_t fastest,
                              size_t per_choice_limit, size_t per_value = 1);
 
