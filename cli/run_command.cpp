@@ -132,9 +132,11 @@ int Run(const RunOptions& o) {
     } else {
       const database::TuningRecord& r = logged->record;
       func = logged->func;
-      fmt::print("schedule  tuned: record #{} of the {} log ({} match), {:.4f} ms measured on {} ({:.2f} GFLOP/s)\n",
+      const double logged_sec = *r.RankSec();
+      std::string measurements = r.trace_records > 1 ? fmt::format(" (mean of {} measurements)", r.trace_records) : "";
+      fmt::print("schedule  tuned: record #{} of the {} log ({} match), {:.4f} ms{} measured on {} ({:.2f} GFLOP/s)\n",
                  r.id, database::LayerName(logged->layer), database::FallbackLevelName(logged->level),
-                 *r.MeanSec() * 1e3, r.target.fingerprint.arch, flops / *r.MeanSec() / 1e9);
+                 logged_sec * 1e3, measurements, r.target.fingerprint.arch, flops / logged_sec / 1e9);
       if (r.target.fingerprint.toolchain != CodegenToolchain()) {
         fmt::print("          timed with code of toolchain '{}'; this build's is '{}'\n", r.target.fingerprint.toolchain,
                    CodegenToolchain());
@@ -213,7 +215,7 @@ int Run(const RunOptions& o) {
              call.ok() && (*call)->prepacked() ? " (constant inputs packed once, before timing)" : "");
   fmt::print("speed     {:.2f} GFLOP/s (median)\n", flops / timing->median_seconds / 1e9);
   if (logged) {
-    fmt::print("          {:.2f}x the log's time for this record\n", *logged->record.MeanSec() / timing->median_seconds);
+    fmt::print("          {:.2f}x the log's time for this record\n", *logged->record.RankSec() / timing->median_seconds);
   }
   return kExitOk;
 }

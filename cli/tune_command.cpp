@@ -52,6 +52,7 @@ struct TuneOptionsCli {
   int batch_size = 16;
   std::string curve = "tunefarm-curve.svg";
   bool random_search = false;
+  bool no_confirm_best = false;
   int threads = 0;
   uint64_t seed = 1;
   int repeat = 3;
@@ -143,6 +144,7 @@ int Tune(const TuneOptionsCli& o) {
   options.search.choice_seeds = o.choice_seeds;
   options.search.seeds_per_choice = o.seeds_per_choice;
   options.search.choice_picks = o.choice_picks;
+  options.confirm_best = !o.no_confirm_best;
   tuner::TuningLoop loop(options, db->get(), &measurer, model.get());
 
   fmt::print(stderr, "tuning {} workload(s) for {}\n  log {}  budget {} trials  search {} (pool {} x {} generations, epsilon {}, up to {} choice seeds, seed {})\n",
@@ -199,6 +201,11 @@ int Tune(const TuneOptionsCli& o) {
                  "measured again\n",
                  t.name, t.stale_records, t.stale_from);
     }
+    if (t.confirmations > 0) {
+      fmt::print("{}: {} of the trials measured a new best again; the best is ranked by the mean of its "
+                 "measurements, as `tunefarm compile` ranks it\n",
+                 t.name, t.confirmations);
+    }
     if (t.unaligned_seeds > 0) {
       fmt::print("{}: {} of the log's best records fit this design space by no single added or dropped decision "
                  "(another rule set, or written by hand) and were mutated as written\n",
@@ -251,6 +258,9 @@ void AddTuneCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--batch-size", o->batch_size, "Candidates measured per round")->capture_default_str()->check(CLI::Range(1, 1024));
   cmd->add_option("--curve", o->curve, "Where to write the tuning curve (SVG); empty: none")->capture_default_str();
   cmd->add_flag("--random", o->random_search, "Random search (no cost model): the baseline");
+  cmd->add_flag("--no-confirm-best", o->no_confirm_best,
+                "Do not measure a new best again before it counts: the best is then the single fastest "
+                "measurement, which timing noise favours");
   cmd->add_option("--threads", o->threads,
                   "Threads for parallel loops when measuring (default: all cores). Records are kept per thread "
                   "count: --threads N tunes for the target 'llvm -num-threads=N', the target to compile with")

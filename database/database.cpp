@@ -1,6 +1,7 @@
-// Database: workloads, targets, committing records and ranking them.
-// Opening lives in database_open.cpp, whole-log operations (merge, JSON
-// Lines, prune, stats) in database_logs.cpp, job state in jobs.cpp.
+// Database: workloads, targets and committing records.
+// Opening lives in database_open.cpp, ranking (top-k, best) in ranking.cpp,
+// whole-log operations (merge, JSON Lines, prune, stats) in database_logs.cpp,
+// job state in jobs.cpp.
 #include "tunefarm/database/database.h"
 
 #include <algorithm>
@@ -15,6 +16,15 @@ int64_t NowMicros() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
+}
+
+int64_t TraceHash(std::string_view trace) {
+  uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a, 64 bits
+  for (unsigned char c : trace) {
+    hash ^= c;
+    hash *= 0x100000001b3ULL;
+  }
+  return static_cast<int64_t>(hash);
 }
 
 std::string TargetCacheKey(const Target& target) {
@@ -231,11 +241,11 @@ Result<int64_t> Database::InsertRecordLocked(const TuningRecord& input, bool ign
   if (record.created_at_us == 0) record.created_at_us = NowMicros();
   const char* sql = ignore_duplicate_uid
                         ? "INSERT OR IGNORE INTO records(uid, workload_id, target_id, trace, run_secs, mean_sec, "
-                          "error_kind, error_msg, worker, device, tunefarm_version, created_at_us) "
-                          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                          "error_kind, error_msg, worker, device, tunefarm_version, created_at_us, trace_hash) "
+                          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                         : "INSERT INTO records(uid, workload_id, target_id, trace, run_secs, mean_sec, "
-                          "error_kind, error_msg, worker, device, tunefarm_version, created_at_us) "
-                          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+                          "error_kind, error_msg, worker, device, tunefarm_version, created_at_us, trace_hash) "
+                          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
   TF_ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare(sql));
   stmt.Bind(1, record.uid).Bind(2, workload_id).Bind(3, target_id).Bind(4, record.trace);
   stmt.BindBlob(5, record.run_secs.data(), record.run_secs.size() * sizeof(double));
@@ -245,7 +255,8 @@ Result<int64_t> Database::InsertRecordLocked(const TuningRecord& input, bool ign
     stmt.BindNull(6);
   }
   stmt.Bind(7, static_cast<int64_t>(record.error_kind)).Bind(8, record.error_msg).Bind(9, record.worker)
-      .Bind(10, record.device).Bind(11, record.tunefarm_version).Bind(12, record.created_at_us);
+      .Bind(10, record.device).Bind(11, record.tunefarm_version).Bind(12, record.created_at_us)
+      .Bind(13, TraceHash(record.trace));
   Status status = stmt.Run();
   if (!status.ok()) {
     if (status.code() == StatusCode::kInvalidArgument) {
@@ -280,96 +291,6 @@ Result<std::vector<int64_t>> Database::CommitRecords(const std::vector<TuningRec
   }
   TF_RETURN_IF_ERROR(txn.Commit());
   return ids;
-}
-
-Result<std::vector<TuningRecord>> Database::TopKForTargetsLocked(std::string_view workload_hash,
-                                                                 int64_t workload_id,
-                                                                 const std::vector<int64_t>& target_ids, int k) {
-  // One index range scan per target: (workload_id, target_id, mean_sec) is
-  // the partial index records_rank, so each query reads at most k entries.
-  std::vector<std::pair<double, TuningRecord>> ranked;
-  std::string sql = std::string("SELECT ") + kRecordColumns +
-                    " FROM records WHERE workload_id = ? AND target_id = ? AND mean_sec IS NOT NULL "
-                    "ORDER BY mean_sec, id LIMIT ?";
-  for (int64_t target_id : target_ids) {
-    TF_ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare(sql));
-    stmt.Bind(1, workload_id).Bind(2, target_id).Bind(3, static_cast<int64_t>(k));
-    while (true) {
-      TF_ASSIGN_OR_RETURN(bool row, stmt.Step());
-      if (!row) break;
-      int64_t row_target = 0;
-      TuningRecord record = ReadRecordRow(stmt, &row_target);
-      record.workload_hash = std::string(workload_hash);
-      double mean = stmt.ColumnDouble(11);
-      TF_ASSIGN_OR_RETURN(record, LoadTargetLocked(row_target, std::move(record)));
-      ranked.emplace_back(mean, std::move(record));
-    }
-  }
-  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
-    return a.first != b.first ? a.first < b.first : a.second.id < b.second.id;
-  });
-  if (ranked.size() > static_cast<size_t>(k)) ranked.resize(k);
-  std::vector<TuningRecord> top;
-  top.reserve(ranked.size());
-  for (auto& [mean, record] : ranked) top.push_back(std::move(record));
-  return top;
-}
-
-Result<std::vector<TuningRecord>> Database::GetTopK(std::string_view workload_hash, const Target& target, int k) {
-  if (k <= 0) return Status::InvalidArgument("top-k needs k >= 1, got " + std::to_string(k));
-  Target canonical = target;
-  CanonicalizeFingerprint(&canonical.fingerprint);
-  std::lock_guard<std::mutex> lock(mu_);
-  TF_ASSIGN_OR_RETURN(int64_t workload_id, WorkloadIdLocked(workload_hash));
-  TF_ASSIGN_OR_RETURN(int64_t target_id, TargetIdLocked(canonical, /*create=*/false));
-  if (workload_id == 0 || target_id == 0) return std::vector<TuningRecord>();
-  return TopKForTargetsLocked(workload_hash, workload_id, {target_id}, k);
-}
-
-Result<std::vector<TuningRecord>> Database::GetTopKByTargetString(std::string_view workload_hash,
-                                                                  std::string_view target_string, int k) {
-  if (k <= 0) return Status::InvalidArgument("top-k needs k >= 1, got " + std::to_string(k));
-  std::lock_guard<std::mutex> lock(mu_);
-  TF_ASSIGN_OR_RETURN(int64_t workload_id, WorkloadIdLocked(workload_hash));
-  if (workload_id == 0) return std::vector<TuningRecord>();
-  TF_ASSIGN_OR_RETURN(std::vector<int64_t> target_ids, TargetIdsForStringLocked(target_string));
-  return TopKForTargetsLocked(workload_hash, workload_id, target_ids, k);
-}
-
-Result<std::optional<TuningRecord>> Database::GetBestAtLevel(std::string_view workload_hash, const Target& target,
-                                                             FallbackLevel level, const RecordUsable& usable) {
-  if (level == FallbackLevel::kNone) return std::optional<TuningRecord>();
-  Target canonical = target;
-  CanonicalizeFingerprint(&canonical.fingerprint);
-  std::vector<TuningRecord> top;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    TF_ASSIGN_OR_RETURN(int64_t workload_id, WorkloadIdLocked(workload_hash));
-    if (workload_id == 0) return std::optional<TuningRecord>();
-    std::vector<int64_t> target_ids;
-    if (level == FallbackLevel::kSameDevice) {
-      TF_ASSIGN_OR_RETURN(int64_t target_id, TargetIdLocked(canonical, /*create=*/false));
-      if (target_id != 0) target_ids.push_back(target_id);
-    } else {
-      TF_ASSIGN_OR_RETURN(target_ids, TargetIdsForArchLocked(canonical));
-    }
-    TF_ASSIGN_OR_RETURN(top, TopKForTargetsLocked(workload_hash, workload_id, target_ids,
-                                                  usable ? kUsableCandidates : 1));
-  }
-  // The check (a trace replay, say) runs unlocked: other callers need not wait.
-  for (TuningRecord& record : top) {
-    if (!usable || usable(record)) return std::optional<TuningRecord>(std::move(record));
-  }
-  return std::optional<TuningRecord>();
-}
-
-Result<BestRecord> Database::GetBest(std::string_view workload_hash, const Target& target,
-                                     const RecordUsable& usable) {
-  for (FallbackLevel level : {FallbackLevel::kSameDevice, FallbackLevel::kSameArch}) {
-    TF_ASSIGN_OR_RETURN(std::optional<TuningRecord> record, GetBestAtLevel(workload_hash, target, level, usable));
-    if (record) return BestRecord{level, std::move(record)};
-  }
-  return BestRecord{};
 }
 
 }  // namespace tunefarm::database

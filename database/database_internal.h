@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "database/sqlite_connection.h"
@@ -16,6 +17,11 @@ inline constexpr const char* kRecordColumns =
     "created_at_us, mean_sec";
 
 int64_t NowMicros();
+
+// The records.trace_hash column (schema v3): FNV-1a of the trace text as a
+// signed 64-bit SQLite integer. Equal traces hash equal; a lookup by hash
+// still compares the text, since different traces may collide.
+int64_t TraceHash(std::string_view trace);
 
 // A string that identifies a target (string + canonical fingerprint) exactly.
 std::string TargetCacheKey(const Target& target);

@@ -141,13 +141,19 @@ Result<int64_t> Database::Prune(int k) {
   std::lock_guard<std::mutex> lock(mu_);
   WriteTransaction txn(conn_.get());
   TF_RETURN_IF_ERROR(txn.Begin());
-  // Rank within each (workload, target): successful records by mean time,
-  // then failed ones (mean_sec NULL sorts last), ties by row id.
+  // Rank the traces within each (workload, target) as GetTopK does: by the
+  // mean of their successful records' times, ties to the older fastest
+  // record. Every record of a kept trace stays (dropping its slower ones
+  // would rank it by its luckiest time again); failed records all go.
   TF_ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare(
-      "DELETE FROM records WHERE id IN (SELECT id FROM ("
-      "  SELECT id, ROW_NUMBER() OVER (PARTITION BY workload_id, target_id "
-      "                                ORDER BY mean_sec IS NULL, mean_sec, id) AS rank"
-      "  FROM records) WHERE rank > ?)"));
+      "DELETE FROM records WHERE id NOT IN ("
+      "  SELECT records.id FROM records JOIN ("
+      "    SELECT workload_id, target_id, trace, ROW_NUMBER() OVER ("
+      "        PARTITION BY workload_id, target_id ORDER BY avg(mean_sec), min(id)) AS rank"
+      "    FROM records WHERE mean_sec IS NOT NULL GROUP BY workload_id, target_id, trace) AS kept"
+      "  ON records.workload_id = kept.workload_id AND records.target_id = kept.target_id"
+      "    AND records.trace = kept.trace"
+      "  WHERE records.mean_sec IS NOT NULL AND kept.rank <= ?)"));
   stmt.Bind(1, static_cast<int64_t>(k));
   TF_RETURN_IF_ERROR(stmt.Run());
   int64_t deleted = sqlite3_changes64(conn_->raw());

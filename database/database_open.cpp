@@ -42,8 +42,8 @@ Status CheckWritable(const std::string& path, bool exists) {
 
 }  // namespace
 
-Database::Database(std::string path, OpenOptions options, std::unique_ptr<SqliteConnection> conn)
-    : path_(std::move(path)), options_(options), conn_(std::move(conn)) {}
+Database::Database(std::string path, OpenOptions options, int schema_version, std::unique_ptr<SqliteConnection> conn)
+    : path_(std::move(path)), options_(options), schema_version_(schema_version), conn_(std::move(conn)) {}
 
 Database::~Database() = default;
 
@@ -84,7 +84,8 @@ Result<std::unique_ptr<Database>> Database::Open(const std::string& path, const 
       TF_RETURN_IF_ERROR(MigrateSchema(conn.get(), kSchemaVersion));
     }
   }
-  return std::unique_ptr<Database>(new Database(path, options, std::move(conn)));
+  int schema_version = options.read_only ? inspection.schema_version : kSchemaVersion;
+  return std::unique_ptr<Database>(new Database(path, options, schema_version, std::move(conn)));
 }
 
 Status Database::ReadOnlyError() const {

@@ -78,11 +78,23 @@ std::string FormatSeconds(double seconds) {
   return text.str();
 }
 
+// A ranked answer's record as JSON Lines writes it, plus what it ranked by.
+nlohmann::json RankedRecordToJson(const TuningRecord& record) {
+  nlohmann::json json = RecordToJson(record);
+  json["trace_mean_sec"] = record.trace_mean_sec;
+  json["trace_records"] = record.trace_records;
+  return json;
+}
+
 void PrintRecord(const TuningRecord& record, std::ostream& out) {
   out << "  uid      " << record.uid << "\n"
       << "  mean     " << FormatSeconds(record.MeanSec().value_or(0)) << " over " << record.run_secs.size()
-      << " repeats\n"
-      << "  target   " << record.target.target << " (" << record.target.fingerprint.isa << " "
+      << " repeats\n";
+  if (record.trace_records > 1) {
+    out << "  ranked   " << FormatSeconds(record.trace_mean_sec) << ", the mean of the " << record.trace_records
+        << " measurements of this trace\n";
+  }
+  out << "  target   " << record.target.target << " (" << record.target.fingerprint.isa << " "
       << record.target.fingerprint.arch << ", " << record.target.fingerprint.cores << " cores, "
       << record.target.fingerprint.toolchain << ")\n"
       << "  worker   " << record.worker << " / " << record.device << "\n"
@@ -135,7 +147,7 @@ int RunDbBest(const DbCommandOptions& options, std::ostream& out, std::ostream& 
     nlohmann::json json{{"level", FallbackLevelName(answer.level)}};
     if (answer.record) {
       json["layer"] = LayerName(best->layer);
-      json["record"] = RecordToJson(*answer.record);
+      json["record"] = RankedRecordToJson(*answer.record);
     }
     out << DumpJsonLine(json) << "\n";
     return kExitOk;
@@ -167,7 +179,7 @@ int RunDbTop(const DbCommandOptions& options, std::ostream& out, std::ostream& e
                    : (*db)->GetTopKByTargetString(*workload, options.target, options.k);
   if (!top.ok()) return Fail(top.status(), err);
   if (options.json) {
-    for (const TuningRecord& record : *top) out << DumpJsonLine(RecordToJson(record)) << "\n";
+    for (const TuningRecord& record : *top) out << DumpJsonLine(RankedRecordToJson(record)) << "\n";
     return kExitOk;
   }
   out << top->size() << " record(s), fastest first\n";

@@ -62,7 +62,7 @@ Result<std::vector<TuningRecord>> LayeredDatabase::GetTopK(std::string_view work
     }
     // Stable: at equal mean time the user's record stays first.
     std::stable_sort(top.begin(), top.end(), [](const TuningRecord& a, const TuningRecord& b) {
-      return *a.MeanSec() < *b.MeanSec();
+      return *a.RankSec() < *b.RankSec();
     });
     if (top.size() > static_cast<size_t>(k)) top.resize(k);
   }

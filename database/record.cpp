@@ -51,6 +51,12 @@ std::optional<double> TuningRecord::MeanSec() const {
   return std::accumulate(run_secs.begin(), run_secs.end(), 0.0) / static_cast<double>(run_secs.size());
 }
 
+std::optional<double> TuningRecord::RankSec() const {
+  if (!ok()) return std::nullopt;
+  if (trace_mean_sec > 0) return trace_mean_sec;
+  return MeanSec();
+}
+
 bool TuningRecord::SameContent(const TuningRecord& other) const {
   return uid == other.uid && workload_hash == other.workload_hash && target == other.target &&
          trace == other.trace && run_secs == other.run_secs && error_kind == other.error_kind &&

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <thread>
 
+#include "database/database_internal.h"
 #include "tunefarm/database/database.h"
 
 namespace tunefarm::database {
@@ -74,7 +75,29 @@ CREATE TABLE jobs(
   updated_at_us INTEGER NOT NULL);
 CREATE INDEX jobs_by_status ON jobs(status);
 )sql",
+    // v3: a trace measured more than once ranks by all its measurements
+    // (Database::GetTopK): trace_hash (TraceHash of the trace text, computed by
+    // the tunefarm_trace_hash function MigrateSchema registers) finds a trace's
+    // records through one index. Filling the column needs the append-only
+    // trigger lifted for this one statement.
+    R"sql(
+ALTER TABLE records ADD COLUMN trace_hash INTEGER NOT NULL DEFAULT 0;
+DROP TRIGGER records_append_only;
+UPDATE records SET trace_hash = tunefarm_trace_hash(trace);
+CREATE TRIGGER records_append_only BEFORE UPDATE ON records
+  BEGIN SELECT RAISE(ABORT, 'tuning records are append-only'); END;
+CREATE INDEX records_by_trace ON records(workload_id, target_id, trace_hash)
+  WHERE mean_sec IS NOT NULL;
+)sql",
 };
+
+// tunefarm_trace_hash(text): TraceHash for the v3 migration.
+void TraceHashFunction(sqlite3_context* context, int /*argc*/, sqlite3_value** argv) {
+  const unsigned char* text = sqlite3_value_text(argv[0]);
+  int bytes = sqlite3_value_bytes(argv[0]);
+  std::string_view trace(text == nullptr ? "" : reinterpret_cast<const char*>(text), size_t(bytes));
+  sqlite3_result_int64(context, TraceHash(trace));
+}
 
 uint32_t ReadBigEndian(const unsigned char* bytes, int count) {
   uint32_t value = 0;
@@ -273,6 +296,9 @@ Status MigrateSchema(SqliteConnection* conn, int to_version) {
   if (version == 0) {
     TF_RETURN_IF_ERROR(conn->Exec("PRAGMA application_id=" + std::to_string(kApplicationId)));
   }
+  int rc = sqlite3_create_function_v2(conn->raw(), "tunefarm_trace_hash", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
+                                      nullptr, TraceHashFunction, nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) return Status::Internal(conn->path() + ": cannot register tunefarm_trace_hash");
   for (int v = version + 1; v <= to_version; ++v) {
     TF_RETURN_IF_ERROR(conn->Exec(kMigrations[v - 1]));
   }

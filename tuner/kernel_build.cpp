@@ -127,7 +127,7 @@ Result<BuiltKernel> BuildWithBest(const Workload& w, const Target& target, const
     kernel.trace = r.trace;
     kernel.record_id = r.id;
     kernel.record_uid = r.uid;
-    kernel.mean_seconds = r.MeanSec().value_or(0);
+    kernel.mean_seconds = r.RankSec().value_or(0);
     kernel.level = best.best.level;
     kernel.layer = best.layer;
     kernel.record_arch = r.target.fingerprint.arch;

@@ -75,7 +75,7 @@ Result<std::vector<database::TuningRecord>> TuningLogRef::GetTopKByTargetString(
   }
   // Stable: at equal time the user's record stays first, as in LayeredDatabase.
   std::stable_sort(top.begin(), top.end(), [](const database::TuningRecord& a, const database::TuningRecord& b) {
-    return *a.MeanSec() < *b.MeanSec();
+    return *a.RankSec() < *b.RankSec();
   });
   if (top.size() > size_t(k)) top.resize(size_t(k));
   return top;
@@ -96,6 +96,8 @@ v1::Record RecordToProto(const database::TuningRecord& record) {
   out.set_worker(record.worker);
   out.set_device(record.device);
   out.set_created_at_us(record.created_at_us);
+  out.set_trace_mean_seconds(record.trace_mean_sec);
+  out.set_trace_records(record.trace_records);
   return out;
 }
 

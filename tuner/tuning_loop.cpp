@@ -10,6 +10,8 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -120,16 +122,58 @@ struct StaleSuccess {
   uint64_t hash = 0;  // the candidate's structural hash
 };
 
+// Every measurement of one trace with this run's fingerprint: a trace ranks
+// by their mean, as in the database (Database::GetTopK).
+struct TraceTimes {
+  Trace trace;
+  double sum = 0;
+  int count = 0;
+  double fastest = std::numeric_limits<double>::infinity();
+  int64_t fastest_id = 0;  // the record GetBest answers with for this trace
+  double Mean() const { return sum / count; }
+};
+
 struct TuningLoop::TaskState {
   TuneTask task;
   ir::PrimFunc default_func;
   std::unique_ptr<EvolutionarySearch> search;
   std::set<uint64_t> measured;          // every program of the log's records: never proposed again
   std::set<uint64_t> measured_current;  // those with a record of this run's fingerprint
-  std::vector<std::pair<double, Trace>> successes;  // (seconds, trace), kept sorted
+  std::vector<std::pair<double, Trace>> successes;  // (seconds, trace), kept sorted; one entry per trace
+  std::map<std::string, TraceTimes> times;          // by trace text: this run's fingerprint only
+  std::optional<Candidate> unconfirmed_best;        // the best, measured once: ConfirmBest measures it again
   std::vector<StaleSuccess> stale;      // until RefreshStaleRecords: then seeds in successes
   TaskHistory history;
 };
+
+// Adds one successful measurement of `text` and keeps the task's best (the
+// trace with the lowest mean) current. Returns the trace's times.
+const TraceTimes& NoteTime(std::map<std::string, TraceTimes>& times, TaskStatus& status, const std::string& text,
+                           const Trace& trace, double secs, int64_t record_id) {
+  TraceTimes& t = times[text];
+  if (t.count == 0) t.trace = trace;
+  t.sum += secs;
+  ++t.count;
+  if (secs < t.fastest) {
+    t.fastest = secs;
+    t.fastest_id = record_id;
+  }
+  auto set_best = [&](const std::string& best_text, const TraceTimes& best) {
+    status.best_seconds = best.Mean();
+    status.best_record_id = best.fastest_id;
+    status.best_trace = best_text;
+  };
+  if (status.best_seconds > 0 && status.best_trace == text && t.Mean() > status.best_seconds) {
+    // The best measured again came out slower: another trace may lead now.
+    auto best = std::min_element(times.begin(), times.end(), [](const auto& a, const auto& b) {
+      return a.second.Mean() < b.second.Mean();
+    });
+    set_best(best->first, best->second);
+  } else if (status.best_seconds == 0 || status.best_trace == text || t.Mean() < status.best_seconds) {
+    set_best(text, t);
+  }
+  return t;
+}
 
 TuningLoop::TuningLoop(TuneOptions options, database::Database* db, Measurer* measurer, costmodel::CostModel* model)
     : options_(std::move(options)), db_(db), measurer_(measurer), model_(model) {}
@@ -170,17 +214,14 @@ Status TuningLoop::Resume(TaskState& state, TaskStatus& status) {
       return Status::OK();
     }
     if (trace->size() == 0 && (status.default_seconds == 0 || secs < status.default_seconds)) status.default_seconds = secs;
-    state.successes.push_back({secs, *trace});
-    if (status.best_seconds == 0 || secs < status.best_seconds) {
-      status.best_seconds = secs;
-      status.best_record_id = r.id;
-      status.best_trace = r.trace;
-      // Records come back in commit order: rebuild the curve as it happened.
-      status.curve.push_back({status.trials, status.flops / secs / 1e9});
-    }
+    const double best_before = status.best_seconds;
+    NoteTime(state.times, status, r.trace, *trace, secs, r.id);
+    // Records come back in commit order: rebuild the curve as it happened.
+    if (status.best_seconds != best_before) status.curve.push_back({status.trials, status.flops / status.best_seconds / 1e9});
     return Status::OK();
   });
   TF_RETURN_IF_ERROR(st);
+  for (const auto& [text, t] : state.times) state.successes.push_back({t.Mean(), t.trace});
   std::sort(state.successes.begin(), state.successes.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   if (status.trials > 0) {
     state.history.trials = status.trials;
@@ -219,7 +260,7 @@ Status TuningLoop::RefreshStaleRecords(TaskState& state, TaskStatus& status) {
 }
 
 Status TuningLoop::MeasureAndRecord(TaskState& state, TaskStatus& status, std::vector<Candidate> batch,
-                                    const MeasureOptions& measure) {
+                                    const MeasureOptions& measure, bool confirmation) {
   std::vector<MeasureInput> inputs;
   for (const Candidate& c : batch) {
     inputs.push_back({database::NewRecordUid(), state.task.text, c.trace.ToText(), options_.target.ToString()});
@@ -265,12 +306,14 @@ Status TuningLoop::MeasureAndRecord(TaskState& state, TaskStatus& status, std::v
     double secs = ok ? Mean(results[i].repeat_seconds) : 0;
     if (!ok) ++status.errors;
     if (ok) {
-      state.successes.push_back({secs, c.trace});
       if (c.trace.size() == 0) status.default_seconds = secs;
-      if (status.best_seconds == 0 || secs < status.best_seconds) {
-        status.best_seconds = secs;
-        status.best_record_id = ids[i];
-        status.best_trace = inputs[i].trace_text;
+      const TraceTimes& t = NoteTime(state.times, status, inputs[i].trace_text, c.trace, secs, ids[i]);
+      if (t.count == 1) {
+        state.successes.push_back({secs, c.trace});
+      } else {  // measured again: the trace seeds the search with its mean
+        for (auto& success : state.successes) {
+          if (success.second.ToText() == inputs[i].trace_text) success.first = t.Mean();
+        }
       }
     }
     if (model_) {
@@ -278,13 +321,51 @@ Status TuningLoop::MeasureAndRecord(TaskState& state, TaskStatus& status, std::v
     }
   }
   std::sort(state.successes.begin(), state.successes.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  // A new best measured once is measured again before it counts (ConfirmBest),
+  // unless it is the untuned default, whose one run can take seconds.
+  state.unconfirmed_best.reset();
+  if (options_.confirm_best && status.best_seconds > 0) {
+    const TraceTimes& best = state.times.at(status.best_trace);
+    if (best.count == 1 && best.trace.size() > 0) {
+      for (const Candidate& c : batch) {
+        if (c.trace.ToText() == status.best_trace) state.unconfirmed_best = c;
+      }
+      // A trace of an earlier batch that leads again once a faster-looking one fell back.
+      if (!state.unconfirmed_best) {
+        auto replayed = state.search->Replay(best.trace);
+        if (replayed.ok()) state.unconfirmed_best = std::move(replayed).value();
+      }
+    }
+  }
   state.history.trials = status.trials;
-  state.history.best_after_batch.push_back(status.best_seconds > 0 ? status.best_seconds
-                                                                    : std::numeric_limits<double>::infinity());
+  const double best_now = status.best_seconds > 0 ? status.best_seconds : std::numeric_limits<double>::infinity();
+  // A confirmation is not a batch of its own for the task scheduler: it
+  // corrects the best its batch reported.
+  if (confirmation && !state.history.best_after_batch.empty()) {
+    state.history.best_after_batch.back() = best_now;
+  } else {
+    state.history.best_after_batch.push_back(best_now);
+  }
   if (status.best_seconds > 0) status.curve.push_back({status.trials, status.flops / status.best_seconds / 1e9});
   if (model_ && !learned.empty()) {
     Status st = model_->Update(learned);
     if (!st.ok()) return Status(st.code(), "retraining the cost model: " + st.message());
+  }
+  return Status::OK();
+}
+
+Status TuningLoop::ConfirmBest(TaskState& state, TaskStatus& status) {
+  // A trace the measurement favoured once outranks the ones whose second
+  // time is in; measuring it again settles it. When its mean falls behind,
+  // the next best may be one measured once as well: confirm that too, a few
+  // times at most per batch, and never past the trial budget.
+  for (int round = 0; round < kConfirmationsPerBatch && state.unconfirmed_best; ++round) {
+    int done = 0;
+    for (const TaskStatus& s : status_) done += s.trials;
+    if (done >= options_.trials) break;
+    Candidate again = *state.unconfirmed_best;
+    TF_RETURN_IF_ERROR(MeasureAndRecord(state, status, {std::move(again)}, options_.measure, /*confirmation=*/true));
+    ++status.confirmations;
   }
   return Status::OK();
 }
@@ -392,6 +473,7 @@ Status TuningLoop::Run(std::vector<TuneTask> tasks, const std::atomic<bool>& sto
       continue;
     }
     TF_RETURN_IF_ERROR(MeasureAndRecord(state, status_[i], std::move(batch).value(), options_.measure));
+    TF_RETURN_IF_ERROR(ConfirmBest(state, status_[i]));
     report(i);
   }
   return Status::OK();

@@ -90,12 +90,15 @@ double Retime(const Workload& w, const std::string& trace) {
 std::vector<LoggedTrial> RetimedCurve(const Workload& w, const std::vector<LoggedTrial>& trials,
                                       std::map<std::string, double>& cache) {
   std::vector<LoggedTrial> out;
-  double logged_best = 0, delivered = 0;
+  TraceRanking ranking;
+  std::optional<std::string> handed_out;  // the default schedule's trace text may be empty
+  double delivered = 0;
   for (const LoggedTrial& t : trials) {
-    if (t.ok && (logged_best == 0 || t.seconds < logged_best)) {
-      logged_best = t.seconds;
-      auto it = cache.find(t.trace);
-      if (it == cache.end()) it = cache.emplace(t.trace, Retime(w, t.trace)).first;
+    ranking.Add(t);
+    if (ranking.best() && ranking.best()->trace != handed_out) {
+      handed_out = ranking.best()->trace;
+      auto it = cache.find(*handed_out);
+      if (it == cache.end()) it = cache.emplace(*handed_out, Retime(w, *handed_out)).first;
       if (it->second > 0) delivered = it->second;
     }
     LoggedTrial r = t;

@@ -1,5 +1,6 @@
 #include "tune_log.h"
 
+#include <algorithm>
 #include <numeric>
 #include <sstream>
 
@@ -39,13 +40,34 @@ Result<std::vector<LoggedTrial>> LoadTrials(database::Database& db, const std::s
   return trials;
 }
 
+void TraceRanking::Add(const LoggedTrial& trial) {
+  if (!trial.ok) return;
+  Times& t = times_[trial.trace];
+  t.sum += trial.seconds;
+  ++t.count;
+  if (t.count == 1 || trial.seconds < t.fastest.seconds) t.fastest = trial;
+  auto as_best = [](const Times& times) {
+    LoggedTrial best = times.fastest;
+    best.seconds = times.Mean();
+    return best;
+  };
+  if (best_ && best_->trace == trial.trace && t.Mean() > best_->seconds) {
+    // The best measured again came out slower: another trace may lead now.
+    auto lead = std::min_element(times_.begin(), times_.end(),
+                                 [](const auto& a, const auto& b) { return a.second.Mean() < b.second.Mean(); });
+    best_ = as_best(lead->second);
+  } else if (!best_ || best_->trace == trial.trace || t.Mean() < best_->seconds) {
+    best_ = as_best(t);
+  }
+}
+
 std::optional<LoggedTrial> BestWithin(const std::vector<LoggedTrial>& trials, int budget) {
-  std::optional<LoggedTrial> best;
+  TraceRanking ranking;
   for (const LoggedTrial& t : trials) {
     if (budget > 0 && t.index > budget) break;
-    if (t.ok && (!best || t.seconds < best->seconds)) best = t;
+    ranking.Add(t);
   }
-  return best;
+  return ranking.best();
 }
 
 Result<ir::PrimFunc> ReplayTrace(const Workload& w, const std::string& trace_text) {
@@ -72,11 +94,11 @@ bool IsDefaultSchedule(const std::string& trace_text) {
 }
 
 std::optional<int> TrialsToReach(const std::vector<LoggedTrial>& trials, double reference_seconds, double fraction) {
-  double best = 0;
+  TraceRanking ranking;
   for (const LoggedTrial& t : trials) {
-    if (t.ok && (best == 0 || t.seconds < best)) best = t.seconds;
+    ranking.Add(t);
     // Throughput ratio reference/best >= fraction.
-    if (best > 0 && reference_seconds / best >= fraction) return t.index;
+    if (ranking.best() && reference_seconds / ranking.best()->seconds >= fraction) return t.index;
   }
   return std::nullopt;
 }

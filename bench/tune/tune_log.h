@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,7 +37,27 @@ Result<std::string> RecordTargetString(const std::string& text);
 Result<std::vector<LoggedTrial>> LoadTrials(database::Database& db, const std::string& workload_hash,
                                             const std::string& target_string);
 
-// The fastest correct trial among the first `budget` (0: all of them).
+// The best trace of a log as tunefarm ranks it (Database::GetTopK, the tuning
+// loop): by the mean of all its measurements, since the tuner measures each
+// new best again. Add trials in commit order; best() is then what the log
+// hands out after them: the trace's fastest trial, with `seconds` its mean.
+class TraceRanking {
+ public:
+  void Add(const LoggedTrial& trial);  // failed trials are ignored
+  const std::optional<LoggedTrial>& best() const { return best_; }
+
+ private:
+  struct Times {
+    double sum = 0;
+    int count = 0;
+    LoggedTrial fastest;
+    double Mean() const { return sum / count; }
+  };
+  std::map<std::string, Times> times_;  // by trace text
+  std::optional<LoggedTrial> best_;
+};
+
+// The best trace (TraceRanking) among the first `budget` trials (0: all of them).
 std::optional<LoggedTrial> BestWithin(const std::vector<LoggedTrial>& trials, int budget);
 
 // The default PrimFunc of `w` with `trace_text` applied (kCorruption if it does
@@ -50,7 +71,7 @@ std::vector<std::string> SplitList(const std::string& s);
 // the default schedule (the baseline every tuning run measures first).
 bool IsDefaultSchedule(const std::string& trace_text);
 
-// First trial number whose best-so-far is within `fraction` of `reference_seconds`
+// First trial number whose best-so-far (TraceRanking) is within `fraction` of `reference_seconds`
 // (throughput >= fraction x reference throughput); nullopt if never reached.
 std::optional<int> TrialsToReach(const std::vector<LoggedTrial>& trials, double reference_seconds,
                                  double fraction);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <map>
 #include <set>
 #include <thread>
 
@@ -89,13 +90,15 @@ class FleetE2E : public ::testing::Test {
   }
   static void ExpectOneRecordPerTrial(const std::vector<database::TuningRecord>& records, size_t trials) {
     EXPECT_EQ(records.size(), trials);
-    std::set<std::string> uids, traces;
+    std::set<std::string> uids;
+    std::map<std::string, int> per_trace;
     for (const auto& r : records) {
       uids.insert(r.uid);
-      traces.insert(r.trace);
+      ++per_trace[r.trace];
     }
     EXPECT_EQ(uids.size(), records.size()) << "a record was written twice";
-    EXPECT_EQ(traces.size(), records.size()) << "a candidate was measured twice";
+    // A trace is measured again only to confirm a new best, and only once.
+    for (const auto& [trace, count] : per_trace) EXPECT_LE(count, 2) << "a candidate was measured again and again";
   }
 
   fs::path dir_, db_, config_;

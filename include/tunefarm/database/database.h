@@ -23,6 +23,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "tunefarm/common/status.h"
@@ -36,7 +37,7 @@ class SqliteConnection;  // database/sqlite_connection.h
 // "TFDB" as a big-endian int: PRAGMA application_id of every tunefarm database.
 inline constexpr int32_t kApplicationId = 0x54464442;
 // The schema this build writes. Files with a newer version are refused.
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 struct OpenOptions {
   bool read_only = false;          // never write; the file must exist
@@ -121,15 +122,18 @@ class Database {
   // Appends all records in one transaction: all or none. Row ids in order.
   Result<std::vector<int64_t>> CommitRecords(const std::vector<TuningRecord>& records);
 
-  // The k fastest successful records of `workload_hash` on exactly `target`
-  // (target string and fingerprint), fastest first. Failed ones never rank.
+  // The k fastest traces of `workload_hash` on exactly `target` (target
+  // string and fingerprint), fastest first, each as its fastest successful
+  // record. A trace ranks by the mean time of all its successful records on
+  // one target (TuningRecord::trace_mean_sec), not by its luckiest one; ties
+  // go to the older record. Failed records never rank.
   Result<std::vector<TuningRecord>> GetTopK(std::string_view workload_hash,
                                             const Target& target, int k);
   // The same across every fingerprint that ran `target_string`.
   Result<std::vector<TuningRecord>> GetTopKByTargetString(std::string_view workload_hash,
                                                           std::string_view target_string,
                                                           int k);
-  // The fastest successful record, walking the fallback chain: same device,
+  // The fastest trace's fastest record (ranked as GetTopK), walking the fallback chain: same device,
   // then same ISA and architecture, then none. The answer says which matched.
   // With `usable`, the fastest record it accepts among each level's
   // kUsableCandidates fastest (a record whose trace no longer fits the
@@ -157,8 +161,9 @@ class Database {
   // Reads what ExportJsonl writes; all or nothing. `source_name` names the
   // input in errors ("file.jsonl:12: ...").
   Result<IngestStats> ImportJsonl(std::istream& in, std::string_view source_name);
-  // Keeps the k fastest successful records per (workload, target) and deletes
-  // the rest, failed records included. Returns how many were deleted.
+  // Keeps every successful record of the k fastest traces (ranked as
+  // GetTopK) per (workload, target) and deletes the rest, failed records
+  // included. Returns how many were deleted.
   Result<int64_t> Prune(int k);
   Result<DatabaseStats> Stats();
   // Checkpoints the WAL and switches to a rollback journal so the file can be
@@ -173,7 +178,7 @@ class Database {
   Result<std::vector<JobState>> ListJobs(std::optional<JobStatus> status = std::nullopt);
 
  private:
-  Database(std::string path, OpenOptions options, std::unique_ptr<SqliteConnection> conn);
+  Database(std::string path, OpenOptions options, int schema_version, std::unique_ptr<SqliteConnection> conn);
 
   // Helpers below require mu_ held.
   Result<int64_t> WorkloadIdLocked(std::string_view hash);           // 0: absent
@@ -186,11 +191,15 @@ class Database {
                                                          int64_t workload_id,
                                                          const std::vector<int64_t>& target_ids,
                                                          int k);
+  // (mean of mean_sec, count) over the successful records of `trace`.
+  Result<std::pair<double, int>> TraceMeanLocked(int64_t workload_id, int64_t target_id, const std::string& trace);
   Result<TuningRecord> LoadTargetLocked(int64_t target_id, TuningRecord record);
   Status ReadOnlyError() const;
 
   const std::string path_;
   const OpenOptions options_;
+  // kSchemaVersion, except for an older file opened read-only (never migrated).
+  const int schema_version_;
   std::mutex mu_;
   std::unique_ptr<SqliteConnection> conn_;  // GUARDED_BY(mu_)
   // Workloads and targets are never deleted or changed, so positive lookups

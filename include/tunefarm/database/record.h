@@ -81,9 +81,19 @@ struct TuningRecord {
 
   int64_t id = 0;  // row id in the database it was read from; ignored on commit
 
+  // Set only on records that GetTopK and GetBest return (ignored on commit):
+  // a trace may be measured more than once on one target (the tuner measures
+  // each new best again), and it ranks by the mean of MeanSec() over all its
+  // successful records there. This record is the trace's fastest one.
+  double trace_mean_sec = 0;  // 0: not a ranked answer
+  int trace_records = 0;      // successful records of the trace on this target
+
   bool ok() const { return error_kind == ErrorKind::kNone; }
   // Mean of run_secs, or nullopt for a failed measurement.
   std::optional<double> MeanSec() const;
+  // What the record ranks by: trace_mean_sec on a ranked answer, MeanSec()
+  // elsewhere (nullopt for a failed measurement).
+  std::optional<double> RankSec() const;
 
   // Equality of content (everything but the local row id).
   bool SameContent(const TuningRecord& other) const;

@@ -83,7 +83,7 @@ struct BuiltKernel {
   std::string trace;        // trace text of the record; empty for the default
   int64_t record_id = 0;    // row id in the layer it came from
   std::string record_uid;
-  double mean_seconds = 0;  // the record's measured mean; 0 for the default
+  double mean_seconds = 0;  // the trace's logged time (TuningRecord::RankSec); 0 for the default
   database::FallbackLevel level = database::FallbackLevel::kNone;
   database::Layer layer = database::Layer::kUser;
   std::string record_arch;  // arch of the device that measured the record

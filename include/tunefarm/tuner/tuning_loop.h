@@ -6,8 +6,11 @@
 // started on a log that already holds records for a task resumes it: those
 // trials count, their programs are never proposed again, and the best of them
 // seed the search. Records of another fingerprint (code of an older toolchain,
-// other hardware) are stale: the fastest are measured again first. Stopping (the `stop` flag) ends the loop after the batch
-// in flight; nothing measured is lost.
+// other hardware) are stale: the fastest are measured again first. A new
+// best measured once is measured again before it counts (confirm_best): a
+// trace ranks by the mean of its measurements, here as in the database.
+// Stopping (the `stop` flag) ends the loop after the batch in flight; nothing
+// measured is lost.
 #pragma once
 
 #include <atomic>
@@ -73,6 +76,12 @@ struct TuneOptions {
   // the run's fingerprint, so another version's records are stale then.
   std::function<std::optional<database::HardwareFingerprint>(const std::string& worker)> worker_fingerprint;
   std::string device = "cpu";         // records' device; resuming reads only this device's records
+  // Measure a new best again (one more trial, its own record) so that it
+  // ranks by the mean of two measurements, not by its luckiest one: among
+  // kernels within a few percent of each other, the fastest single time is
+  // mostly the one the machine's noise favoured. Off: the best is the
+  // fastest measurement, as the search's efficiency studies before it.
+  bool confirm_best = true;
 };
 
 struct TaskStatus {
@@ -98,6 +107,7 @@ struct TaskStatus {
   int stale_records = 0;
   std::string stale_from;  // what differs, e.g. "code of toolchain 'llvm-16'"
   int refreshed = 0;       // stale records measured again by this run
+  int confirmations = 0;   // trials that measured a new best again (TuneOptions::confirm_best)
 };
 
 struct Progress {
@@ -113,6 +123,9 @@ struct Progress {
 // How many of a task's resumed stale records (TaskStatus::stale_records) a
 // run measures again before searching: the fastest ones not yet timed anew.
 inline constexpr int kRefreshLimit = 8;
+// How many times one batch's new best (or the trace that leads once it fell
+// back) is measured again before the next batch.
+inline constexpr int kConfirmationsPerBatch = 2;
 
 // The log's record target for code built for `t` and run on this machine.
 database::Target RecordTarget(const Target& t);
@@ -139,8 +152,13 @@ class TuningLoop {
   // RecordTarget of options_.target with the thread count the records are
   // timed at, and the measuring device's fingerprint when it is not this machine.
   database::Target RecordTargetForRun() const;
+  // `confirmation`: the batch measures the best again (ConfirmBest); the task
+  // scheduler sees it as part of the batch before it.
   Status MeasureAndRecord(TaskState& state, TaskStatus& status, std::vector<Candidate> batch,
-                          const MeasureOptions& measure);
+                          const MeasureOptions& measure, bool confirmation = false);
+  // Measures the task's best again while it has one measurement only (up to
+  // kConfirmationsPerBatch times, within the trial budget).
+  Status ConfirmBest(TaskState& state, TaskStatus& status);
 
   TuneOptions options_;
   database::Database* db_;

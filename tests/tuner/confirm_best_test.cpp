@@ -1,0 +1,171 @@
+// A new best measured once is measured again before it counts: the tuning
+// loop's best is the trace with the lowest mean over its measurements, the
+// same trace the database hands out, also after a resume; without
+// confirmation the best is the luckiest single measurement.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "tunefarm/compiler/workload_parser.h"
+#include "tunefarm/database/database.h"
+#include "tunefarm/tuner/tuning_loop.h"
+#include "tunefarm/worker/test_device.h"
+
+namespace tunefarm::tuner {
+namespace {
+
+namespace fs = std::filesystem;
+
+Workload Matmul() {
+  auto w = ParseWorkload("workload mm(M = 64, N = 32, K = 16) {\n  A = input f32[M, K]\n  B = input f32[K, N]\n"
+                         "  C[i, j] = sum(k: K) A[i, k] * B[k, j]\n  output C\n}\n");
+  EXPECT_TRUE(w.ok()) << w.status().ToString();
+  return *w;
+}
+
+// The test device's synthetic times, except that a third of the traces are
+// timed twice as fast the first time they are measured: timing noise that
+// favours a kernel once.
+class LuckyOnceMeasurer : public Measurer {
+ public:
+  std::vector<MeasureResult> Measure(const std::vector<MeasureInput>& inputs, const MeasureOptions& options) override {
+    std::vector<MeasureResult> results = device_.Measure(inputs, options);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      bool first = seen_.insert(inputs[i].trace_text).second;
+      if (first && IsLucky(inputs[i].trace_text)) {
+        for (double& s : results[i].repeat_seconds) s /= 2;
+      }
+    }
+    return results;
+  }
+  static bool IsLucky(const std::string& trace) { return std::hash<std::string>{}(trace) % 3 == 0; }
+
+ private:
+  TestDeviceMeasurer device_;
+  std::set<std::string> seen_;
+};
+
+struct TraceMeans {
+  std::map<std::string, std::pair<double, int>> sums;  // trace -> (sum of means, records)
+  std::map<std::string, int64_t> first_id;             // ties go to the older trace, as in the database
+  std::string best;
+  double Mean(const std::string& trace) const { return sums.at(trace).first / sums.at(trace).second; }
+};
+
+class ConfirmBestTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("tunefarm_confirm_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    auto db = database::Database::Open((dir_ / "tune.db").string());
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    db_ = std::move(db).value();
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  Status Tune(int trials, bool confirm) {
+    TuneOptions o;
+    o.target = Target::Host();
+    o.trials = trials;
+    o.batch_size = 8;
+    o.device = "dev";
+    o.warm_start_records = 0;
+    o.search.population = 32;
+    o.confirm_best = confirm;
+    loop_ = std::make_unique<TuningLoop>(o, db_.get(), &measurer_, nullptr);
+    std::atomic<bool> stop{false};
+    return loop_->Run({*MakeTuneTask(Matmul())}, stop, nullptr);
+  }
+  std::vector<database::TuningRecord> Records() {
+    std::vector<database::TuningRecord> out;
+    EXPECT_TRUE(db_->ForEachRecord({}, [&](const database::TuningRecord& r) {
+                    out.push_back(r);
+                    return Status::OK();
+                  }).ok());
+    return out;
+  }
+  // Every trace's mean over its records, by brute force, and the lowest.
+  TraceMeans Means() {
+    TraceMeans means;
+    for (const auto& r : Records()) {
+      if (!r.ok()) continue;
+      auto& sum = means.sums[r.trace];
+      sum.first += *r.MeanSec();
+      sum.second += 1;
+      means.first_id.emplace(r.trace, r.id);
+    }
+    for (const auto& [trace, sum] : means.sums) {
+      if (means.best.empty() || means.Mean(trace) < means.Mean(means.best) ||
+          (means.Mean(trace) == means.Mean(means.best) && means.first_id[trace] < means.first_id[means.best])) {
+        means.best = trace;
+      }
+    }
+    return means;
+  }
+  // The loop's best, the database's best and the brute-force best agree.
+  void ExpectBestsAgree() {
+    TraceMeans means = Means();
+    const TaskStatus& status = loop_->status().at(0);
+    EXPECT_EQ(status.best_trace, means.best);
+    EXPECT_DOUBLE_EQ(status.best_seconds, means.Mean(means.best));
+    auto best = db_->GetBest(status.hash, Records().front().target);
+    ASSERT_TRUE(best.ok() && best->record) << best.status().ToString();
+    EXPECT_EQ(best->record->trace, means.best);
+    EXPECT_EQ(best->record->id, status.best_record_id);
+    EXPECT_DOUBLE_EQ(best->record->trace_mean_sec, means.Mean(means.best));
+  }
+
+  fs::path dir_;
+  std::unique_ptr<database::Database> db_;
+  LuckyOnceMeasurer measurer_;
+  std::unique_ptr<TuningLoop> loop_;
+};
+
+TEST_F(ConfirmBestTest, ANewBestIsMeasuredAgainAndRanksByItsMean) {
+  ASSERT_TRUE(Tune(96, /*confirm=*/true).ok());
+  std::vector<database::TuningRecord> records = Records();
+  EXPECT_EQ(records.size(), 96u);  // a confirmation is a trial of the budget
+  const TaskStatus& status = loop_->status().at(0);
+  EXPECT_EQ(status.trials, 96);
+  TraceMeans means = Means();
+  int measured_again = 0;
+  for (const auto& [trace, sum] : means.sums) measured_again += sum.second - 1;
+  EXPECT_GT(status.confirmations, 0);
+  EXPECT_EQ(status.confirmations, measured_again);
+  // Lucky traces lead at first; once measured again they fall back.
+  bool a_lucky_trace_was_confirmed = false;
+  for (const auto& [trace, sum] : means.sums) {
+    if (sum.second > 1 && LuckyOnceMeasurer::IsLucky(trace)) a_lucky_trace_was_confirmed = true;
+  }
+  EXPECT_TRUE(a_lucky_trace_was_confirmed);
+  ExpectBestsAgree();
+}
+
+TEST_F(ConfirmBestTest, WithoutConfirmationTheBestIsTheLuckiestMeasurement) {
+  ASSERT_TRUE(Tune(96, /*confirm=*/false).ok());
+  TraceMeans means = Means();
+  for (const auto& [trace, sum] : means.sums) EXPECT_EQ(sum.second, 1) << trace;
+  EXPECT_EQ(loop_->status().at(0).confirmations, 0);
+  EXPECT_TRUE(LuckyOnceMeasurer::IsLucky(means.best));
+  ExpectBestsAgree();
+}
+
+// A resumed loop reads the log's repeated measurements back into the same
+// ranking, before it measures anything.
+TEST_F(ConfirmBestTest, AResumedLoopRanksByTheMean) {
+  ASSERT_TRUE(Tune(64, /*confirm=*/true).ok());
+  ASSERT_GT(loop_->status().at(0).confirmations, 0);
+  ASSERT_TRUE(Tune(64, /*confirm=*/true).ok());  // the budget is spent: resume only
+  EXPECT_EQ(Records().size(), 64u);
+  ExpectBestsAgree();
+}
+
+}  // namespace
+}  // namespace tunefarm::tuner
