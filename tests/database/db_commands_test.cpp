@@ -64,6 +64,36 @@ TEST_F(DbCommandsTest, BestSaysTheFallbackLevel) {
   EXPECT_EQ(nlohmann::json::parse(out_.str())["level"], "none");
 }
 
+// t1 measured again at 5 ms: its mean, 3 ms, ranks behind t2; best and top
+// say which mean a trace ranks by and over how many measurements.
+TEST_F(DbCommandsTest, BestAndTopShowTheMeanOfATraceMeasuredAgain) {
+  {
+    auto db = OpenOrDie(options_.db_path);
+    ASSERT_TRUE(db->CommitRecord(MakeRecord("w1", CpuTarget(), {5e-3}, "t1")).ok());
+  }
+  options_.fingerprint = CpuTarget().fingerprint;
+  ASSERT_EQ(RunDbBest(options_, out_, err_), 0) << err_.str();
+  EXPECT_NE(out_.str().find("trace    t2"), std::string::npos) << out_.str();
+
+  out_.str("");
+  options_.k = 2;
+  ASSERT_EQ(RunDbTop(options_, out_, err_), 0) << err_.str();
+  EXPECT_NE(out_.str().find("ranked   3 ms, the mean of the 2 measurements of this trace"), std::string::npos)
+      << out_.str();
+
+  out_.str("");
+  options_.json = true;
+  ASSERT_EQ(RunDbTop(options_, out_, err_), 0) << err_.str();
+  std::istringstream lines(out_.str());
+  std::string first, second;
+  std::getline(lines, first);
+  std::getline(lines, second);
+  auto t1 = nlohmann::json::parse(second);
+  EXPECT_EQ(t1["trace"], "t1");
+  EXPECT_EQ(t1["trace_records"], 2);
+  EXPECT_DOUBLE_EQ(t1["trace_mean_sec"].get<double>(), 3e-3);
+}
+
 TEST_F(DbCommandsTest, TopListsKFastest) {
   options_.k = 3;
   options_.json = true;
