@@ -46,7 +46,8 @@ void AddDbCommand(CLI::App& app, int* exit_code) {
 
   CLI::App* best = db->add_subcommand(
       "best",
-      "Show the fastest successful record for a workload on a target. Falls back from the same device "
+      "Show the best record for a workload on a target: the fastest trace, ranked by the mean of its "
+      "measurements, as its fastest record. Falls back from the same device "
       "(target string and fingerprint) to the same ISA and architecture, and says which level matched; "
       "the user database is asked before the system database");
   AddDbOption(best, options.get());
@@ -58,7 +59,8 @@ void AddDbCommand(CLI::App& app, int* exit_code) {
 
   CLI::App* top = db->add_subcommand(
       "top",
-      "List the k fastest successful records for a workload on a target (every device that ran the target "
+      "List the k fastest traces for a workload on a target, each ranked by the mean of its measurements "
+      "and shown as its fastest record (every device that ran the target "
       "string, or only the exact device when --isa is given)");
   AddDbOption(top, options.get());
   AddQueryOptions(top, options.get());
@@ -90,9 +92,10 @@ void AddDbCommand(CLI::App& app, int* exit_code) {
   merge->callback([options, exit_code] { *exit_code = database::RunDbMerge(*options, std::cout, std::cerr); });
 
   CLI::App* prune = db->add_subcommand(
-      "prune", "Keep only the k fastest successful records per workload and target; delete the rest");
+      "prune", "Keep every successful record of the k fastest traces per workload and target (a trace ranks by "
+               "the mean of its measurements); delete the rest");
   AddDbOption(prune, options.get());
-  prune->add_option("-k", options->k, "Records to keep per workload and target")->required();
+  prune->add_option("-k", options->k, "Traces to keep per workload and target")->required();
   prune->callback([options, exit_code] { *exit_code = database::RunDbPrune(*options, std::cout, std::cerr); });
 }
 

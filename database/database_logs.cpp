@@ -143,14 +143,19 @@ Result<int64_t> Database::Prune(int k) {
   TF_RETURN_IF_ERROR(txn.Begin());
   // Rank the traces within each (workload, target) as GetTopK does: by the
   // mean of their successful records' times, ties to the older fastest
-  // record. Every record of a kept trace stays (dropping its slower ones
-  // would rank it by its luckiest time again); failed records all go.
+  // record, a trace with a wrong result on record not at all. Every
+  // successful record of a kept trace stays (dropping its slower ones would
+  // rank it by its luckiest time again); failed records all go.
   TF_ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare(
       "DELETE FROM records WHERE id NOT IN ("
       "  SELECT records.id FROM records JOIN ("
       "    SELECT workload_id, target_id, trace, ROW_NUMBER() OVER ("
-      "        PARTITION BY workload_id, target_id ORDER BY avg(mean_sec), min(id)) AS rank"
-      "    FROM records WHERE mean_sec IS NOT NULL GROUP BY workload_id, target_id, trace) AS kept"
+      "        PARTITION BY workload_id, target_id ORDER BY score, fastest_id) AS rank"
+      // With min() the only min/max aggregate, the bare column id is the
+      // fastest record's (SQLite's documented bare-column rule).
+      "    FROM (SELECT workload_id, target_id, trace, avg(mean_sec) AS score, min(mean_sec), id AS fastest_id"
+      "          FROM records GROUP BY workload_id, target_id, trace"
+      "          HAVING count(mean_sec) > 0 AND sum(error_kind = 4) = 0)) AS kept"
       "  ON records.workload_id = kept.workload_id AND records.target_id = kept.target_id"
       "    AND records.trace = kept.trace"
       "  WHERE records.mean_sec IS NOT NULL AND kept.rank <= ?)"));

@@ -55,10 +55,12 @@ Result<std::vector<TuningRecord>> LayeredDatabase::GetTopK(std::string_view work
   TF_ASSIGN_OR_RETURN(std::vector<TuningRecord> top, user_->GetTopK(workload_hash, target, k));
   if (system_ != nullptr) {
     TF_ASSIGN_OR_RETURN(std::vector<TuningRecord> more, system_->GetTopK(workload_hash, target, k));
+    // One entry per trace (the log ranks traces): the user layer's, which
+    // holds this installation's own measurements of it.
     std::unordered_set<std::string> seen;
-    for (const TuningRecord& record : top) seen.insert(record.uid);
+    for (const TuningRecord& record : top) seen.insert(record.trace);
     for (TuningRecord& record : more) {
-      if (seen.insert(record.uid).second) top.push_back(std::move(record));
+      if (seen.insert(record.trace).second) top.push_back(std::move(record));
     }
     // Stable: at equal mean time the user's record stays first.
     std::stable_sort(top.begin(), top.end(), [](const TuningRecord& a, const TuningRecord& b) {

@@ -31,8 +31,7 @@ bool RanksBefore(const Ranked& a, const Ranked& b) {
 Result<std::pair<double, int>> Database::TraceMeanLocked(int64_t workload_id, int64_t target_id,
                                                          const std::string& trace) {
   TF_ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare(
-      "SELECT mean_sec, trace FROM records WHERE workload_id = ? AND target_id = ? AND trace_hash = ? "
-      "AND mean_sec IS NOT NULL"));
+      "SELECT mean_sec, trace, error_kind FROM records WHERE workload_id = ? AND target_id = ? AND trace_hash = ?"));
   stmt.Bind(1, workload_id).Bind(2, target_id).Bind(3, TraceHash(trace));
   double sum = 0;
   int count = 0;
@@ -40,10 +39,17 @@ Result<std::pair<double, int>> Database::TraceMeanLocked(int64_t workload_id, in
     TF_ASSIGN_OR_RETURN(bool row, stmt.Step());
     if (!row) break;
     if (stmt.ColumnText(1) != trace) continue;  // another trace with the same hash
+    // A kernel that once computed a wrong result is never handed out, however
+    // fast its other runs were (the check is against the reference).
+    if (stmt.ColumnInt(2) == static_cast<int64_t>(ErrorKind::kWrongResult)) return std::make_pair(0.0, -1);
+    if (stmt.ColumnIsNull(0)) continue;  // failed otherwise (a timeout): no time
     sum += stmt.ColumnDouble(0);
     ++count;
   }
-  if (count == 0) return Status::Internal(path_ + ": a ranked record's trace has no records by its trace hash");
+  // No record under the trace's hash: written by an older tunefarm that had
+  // the file open while another process migrated it (its INSERT names no
+  // trace_hash, so the column's default, 0). Such a record ranks alone.
+  if (count == 0) return std::make_pair(0.0, 0);
   return std::make_pair(sum / count, count);
 }
 
@@ -79,8 +85,11 @@ Result<std::vector<TuningRecord>> Database::TopKForTargetsLocked(std::string_vie
       // trace ranks by its fastest record there, as it did then.
       if (schema_version_ >= 3) {
         TF_ASSIGN_OR_RETURN(auto trace_mean, TraceMeanLocked(workload_id, target_id, record.trace));
-        record.trace_mean_sec = trace_mean.first;
-        record.trace_records = trace_mean.second;
+        if (trace_mean.second < 0) continue;  // a wrong result on record: never ranks
+        if (trace_mean.second > 0) {
+          record.trace_mean_sec = trace_mean.first;
+          record.trace_records = trace_mean.second;
+        }
       }
       TF_ASSIGN_OR_RETURN(record, LoadTargetLocked(row_target, std::move(record)));
       Ranked entry{record.trace_mean_sec, std::move(record)};

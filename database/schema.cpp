@@ -86,8 +86,7 @@ DROP TRIGGER records_append_only;
 UPDATE records SET trace_hash = tunefarm_trace_hash(trace);
 CREATE TRIGGER records_append_only BEFORE UPDATE ON records
   BEGIN SELECT RAISE(ABORT, 'tuning records are append-only'); END;
-CREATE INDEX records_by_trace ON records(workload_id, target_id, trace_hash)
-  WHERE mean_sec IS NOT NULL;
+CREATE INDEX records_by_trace ON records(workload_id, target_id, trace_hash);
 )sql",
 };
 

@@ -38,7 +38,7 @@ json TasksToJson(const std::vector<TaskStatus>& tasks) {
   for (const TaskStatus& t : tasks) {
     arr.push_back({{"name", t.name}, {"hash", t.hash}, {"flops", t.flops}, {"trials", t.trials},
                    {"errors", t.errors}, {"best_seconds", t.best_seconds}, {"best_record_id", t.best_record_id},
-                   {"default_seconds", t.default_seconds}});
+                   {"default_seconds", t.default_seconds}, {"confirmations", t.confirmations}});
   }
   return arr;
 }
@@ -58,6 +58,7 @@ std::vector<TaskStatus> TasksFromProgress(const std::string& progress) {
     s.best_seconds = t.value("best_seconds", 0.0);
     s.best_record_id = t.value("best_record_id", int64_t(0));
     s.default_seconds = t.value("default_seconds", 0.0);
+    s.confirmations = t.value("confirmations", 0);
     tasks.push_back(std::move(s));
   }
   return tasks;

@@ -68,10 +68,11 @@ Result<std::vector<database::TuningRecord>> TuningLogRef::GetTopKByTargetString(
   if (system == nullptr) return top;
   TF_ASSIGN_OR_RETURN(std::vector<database::TuningRecord> more,
                       system->GetTopKByTargetString(workload_hash, target_string, k));
+  // One entry per trace, the user layer's first, as in LayeredDatabase.
   std::unordered_set<std::string> seen;
-  for (const database::TuningRecord& record : top) seen.insert(record.uid);
+  for (const database::TuningRecord& record : top) seen.insert(record.trace);
   for (database::TuningRecord& record : more) {
-    if (seen.insert(record.uid).second) top.push_back(std::move(record));
+    if (seen.insert(record.trace).second) top.push_back(std::move(record));
   }
   // Stable: at equal time the user's record stays first, as in LayeredDatabase.
   std::stable_sort(top.begin(), top.end(), [](const database::TuningRecord& a, const database::TuningRecord& b) {

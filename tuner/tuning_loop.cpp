@@ -12,6 +12,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -130,6 +131,7 @@ struct TraceTimes {
   int count = 0;
   double fastest = std::numeric_limits<double>::infinity();
   int64_t fastest_id = 0;  // the record GetBest answers with for this trace
+  bool wrong = false;      // a measurement disagreed with the reference: never the best
   double Mean() const { return sum / count; }
 };
 
@@ -139,12 +141,42 @@ struct TuningLoop::TaskState {
   std::unique_ptr<EvolutionarySearch> search;
   std::set<uint64_t> measured;          // every program of the log's records: never proposed again
   std::set<uint64_t> measured_current;  // those with a record of this run's fingerprint
-  std::vector<std::pair<double, Trace>> successes;  // (seconds, trace), kept sorted; one entry per trace
+  // (seconds, trace), kept sorted: one entry per trace of this run's
+  // fingerprint (its mean), plus the stale records that seed the search.
+  std::vector<std::pair<double, Trace>> successes;
   std::map<std::string, TraceTimes> times;          // by trace text: this run's fingerprint only
   std::optional<Candidate> unconfirmed_best;        // the best, measured once: ConfirmBest measures it again
+  std::set<std::string> confirm_tried;              // traces ConfirmBest measured again: never twice
   std::vector<StaleSuccess> stale;      // until RefreshStaleRecords: then seeds in successes
   TaskHistory history;
 };
+
+void SetBest(TaskStatus& status, const std::string& text, const TraceTimes& t) {
+  status.best_seconds = t.Mean();
+  status.best_record_id = t.fastest_id;
+  status.best_trace = text;
+}
+
+// The trace with the lowest mean; ties go to the older fastest record, as in
+// the database. A trace with a wrong result on record is never the best.
+void RescanBest(const std::map<std::string, TraceTimes>& times, TaskStatus& status) {
+  const std::pair<const std::string, TraceTimes>* best = nullptr;
+  for (const auto& entry : times) {
+    const TraceTimes& t = entry.second;
+    if (t.wrong || t.count == 0) continue;
+    if (!best || t.Mean() < best->second.Mean() ||
+        (t.Mean() == best->second.Mean() && t.fastest_id < best->second.fastest_id)) {
+      best = &entry;
+    }
+  }
+  if (best) {
+    SetBest(status, best->first, best->second);
+  } else {
+    status.best_seconds = 0;
+    status.best_record_id = 0;
+    status.best_trace.clear();
+  }
+}
 
 // Adds one successful measurement of `text` and keeps the task's best (the
 // trace with the lowest mean) current. Returns the trace's times.
@@ -158,21 +190,20 @@ const TraceTimes& NoteTime(std::map<std::string, TraceTimes>& times, TaskStatus&
     t.fastest = secs;
     t.fastest_id = record_id;
   }
-  auto set_best = [&](const std::string& best_text, const TraceTimes& best) {
-    status.best_seconds = best.Mean();
-    status.best_record_id = best.fastest_id;
-    status.best_trace = best_text;
-  };
+  if (t.wrong) return t;
   if (status.best_seconds > 0 && status.best_trace == text && t.Mean() > status.best_seconds) {
-    // The best measured again came out slower: another trace may lead now.
-    auto best = std::min_element(times.begin(), times.end(), [](const auto& a, const auto& b) {
-      return a.second.Mean() < b.second.Mean();
-    });
-    set_best(best->first, best->second);
+    RescanBest(times, status);  // the best measured again came out slower: another trace may lead now
   } else if (status.best_seconds == 0 || status.best_trace == text || t.Mean() < status.best_seconds) {
-    set_best(text, t);
+    SetBest(status, text, t);
   }
   return t;
+}
+
+// A measurement of `text` disagreed with the reference: as in the database,
+// the trace is never the best again, whatever its other times.
+void NoteWrongResult(std::map<std::string, TraceTimes>& times, TaskStatus& status, const std::string& text) {
+  times[text].wrong = true;
+  if (status.best_trace == text) RescanBest(times, status);
 }
 
 TuningLoop::TuningLoop(TuneOptions options, database::Database* db, Measurer* measurer, costmodel::CostModel* model)
@@ -202,6 +233,7 @@ Status TuningLoop::Resume(TaskState& state, TaskStatus& status) {
     if (current) state.measured_current.insert(c->hash);
     if (!r.ok()) {
       ++status.errors;
+      if (current && r.error_kind == database::ErrorKind::kWrongResult) NoteWrongResult(state.times, status, r.trace);
       if (model_) training.push_back(costmodel::MeasuredCandidate::FromLowered(state.task.hash, c->lowered, 0, true));
       return Status::OK();
     }
@@ -221,7 +253,9 @@ Status TuningLoop::Resume(TaskState& state, TaskStatus& status) {
     return Status::OK();
   });
   TF_RETURN_IF_ERROR(st);
-  for (const auto& [text, t] : state.times) state.successes.push_back({t.Mean(), t.trace});
+  for (const auto& [text, t] : state.times) {
+    if (t.count > 0) state.successes.push_back({t.Mean(), t.trace});
+  }
   std::sort(state.successes.begin(), state.successes.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   if (status.trials > 0) {
     state.history.trials = status.trials;
@@ -305,6 +339,7 @@ Status TuningLoop::MeasureAndRecord(TaskState& state, TaskStatus& status, std::v
     bool ok = results[i].error == MeasureErrorKind::kNone;
     double secs = ok ? Mean(results[i].repeat_seconds) : 0;
     if (!ok) ++status.errors;
+    if (results[i].error == MeasureErrorKind::kWrongResult) NoteWrongResult(state.times, status, inputs[i].trace_text);
     if (ok) {
       if (c.trace.size() == 0) status.default_seconds = secs;
       const TraceTimes& t = NoteTime(state.times, status, inputs[i].trace_text, c.trace, secs, ids[i]);
@@ -326,14 +361,21 @@ Status TuningLoop::MeasureAndRecord(TaskState& state, TaskStatus& status, std::v
   state.unconfirmed_best.reset();
   if (options_.confirm_best && status.best_seconds > 0) {
     const TraceTimes& best = state.times.at(status.best_trace);
-    if (best.count == 1 && best.trace.size() > 0) {
+    // Once per trace: a confirmation that failed (a timeout, a lost worker)
+    // leaves the count at one, and must not repeat after every batch.
+    if (best.count == 1 && best.trace.size() > 0 && !state.confirm_tried.count(status.best_trace)) {
       for (const Candidate& c : batch) {
         if (c.trace.ToText() == status.best_trace) state.unconfirmed_best = c;
       }
-      // A trace of an earlier batch that leads again once a faster-looking one fell back.
+      // A trace of an earlier batch that leads again once a faster-looking one
+      // fell back. A record whose text is not the replayed trace's canonical
+      // form (imported, written by hand) is left alone: its second record
+      // would be another trace to the log.
       if (!state.unconfirmed_best) {
         auto replayed = state.search->Replay(best.trace);
-        if (replayed.ok()) state.unconfirmed_best = std::move(replayed).value();
+        if (replayed.ok() && replayed->trace.ToText() == status.best_trace) {
+          state.unconfirmed_best = std::move(replayed).value();
+        }
       }
     }
   }
@@ -347,23 +389,26 @@ Status TuningLoop::MeasureAndRecord(TaskState& state, TaskStatus& status, std::v
     state.history.best_after_batch.push_back(best_now);
   }
   if (status.best_seconds > 0) status.curve.push_back({status.trials, status.flops / status.best_seconds / 1e9});
-  if (model_ && !learned.empty()) {
+  // A confirmation teaches the model nothing new about how programs rank,
+  // and retraining costs as much as for a whole batch.
+  if (model_ && !learned.empty() && !confirmation) {
     Status st = model_->Update(learned);
     if (!st.ok()) return Status(st.code(), "retraining the cost model: " + st.message());
   }
   return Status::OK();
 }
 
-Status TuningLoop::ConfirmBest(TaskState& state, TaskStatus& status) {
+Status TuningLoop::ConfirmBest(TaskState& state, TaskStatus& status, const std::atomic<bool>& stop) {
   // A trace the measurement favoured once outranks the ones whose second
   // time is in; measuring it again settles it. When its mean falls behind,
   // the next best may be one measured once as well: confirm that too, a few
   // times at most per batch, and never past the trial budget.
-  for (int round = 0; round < kConfirmationsPerBatch && state.unconfirmed_best; ++round) {
+  for (int round = 0; round < kConfirmationsPerBatch && state.unconfirmed_best && !stop; ++round) {
     int done = 0;
     for (const TaskStatus& s : status_) done += s.trials;
     if (done >= options_.trials) break;
     Candidate again = *state.unconfirmed_best;
+    state.confirm_tried.insert(again.trace.ToText());
     TF_RETURN_IF_ERROR(MeasureAndRecord(state, status, {std::move(again)}, options_.measure, /*confirmation=*/true));
     ++status.confirmations;
   }
@@ -473,7 +518,7 @@ Status TuningLoop::Run(std::vector<TuneTask> tasks, const std::atomic<bool>& sto
       continue;
     }
     TF_RETURN_IF_ERROR(MeasureAndRecord(state, status_[i], std::move(batch).value(), options_.measure));
-    TF_RETURN_IF_ERROR(ConfirmBest(state, status_[i]));
+    TF_RETURN_IF_ERROR(ConfirmBest(state, status_[i], stop));
     report(i);
   }
   return Status::OK();

@@ -53,8 +53,11 @@ void TraceRanking::Add(const LoggedTrial& trial) {
   };
   if (best_ && best_->trace == trial.trace && t.Mean() > best_->seconds) {
     // The best measured again came out slower: another trace may lead now.
-    auto lead = std::min_element(times_.begin(), times_.end(),
-                                 [](const auto& a, const auto& b) { return a.second.Mean() < b.second.Mean(); });
+    // Ties go to the older fastest record, as in the database.
+    auto lead = std::min_element(times_.begin(), times_.end(), [](const auto& a, const auto& b) {
+      if (a.second.Mean() != b.second.Mean()) return a.second.Mean() < b.second.Mean();
+      return a.second.fastest.id < b.second.fastest.id;
+    });
     best_ = as_best(lead->second);
   } else if (!best_ || best_->trace == trial.trace || t.Mean() < best_->seconds) {
     best_ = as_best(t);
@@ -94,13 +97,21 @@ bool IsDefaultSchedule(const std::string& trace_text) {
 }
 
 std::optional<int> TrialsToReach(const std::vector<LoggedTrial>& trials, double reference_seconds, double fraction) {
+  // The best can fall back when it is measured again: a level counts as
+  // reached from the trial after which the best stayed at it to the end.
   TraceRanking ranking;
+  std::optional<int> reached;
   for (const LoggedTrial& t : trials) {
     ranking.Add(t);
     // Throughput ratio reference/best >= fraction.
-    if (ranking.best() && reference_seconds / ranking.best()->seconds >= fraction) return t.index;
+    bool at_level = ranking.best() && reference_seconds / ranking.best()->seconds >= fraction;
+    if (!at_level) {
+      reached.reset();
+    } else if (!reached) {
+      reached = t.index;
+    }
   }
-  return std::nullopt;
+  return reached;
 }
 
 }  // namespace tunefarm::bench

@@ -71,7 +71,7 @@ std::vector<std::string> SplitList(const std::string& s);
 // the default schedule (the baseline every tuning run measures first).
 bool IsDefaultSchedule(const std::string& trace_text);
 
-// First trial number whose best-so-far (TraceRanking) is within `fraction` of `reference_seconds`
+// First trial number from which the best-so-far (TraceRanking) stays within `fraction` of `reference_seconds`
 // (throughput >= fraction x reference throughput); nullopt if never reached.
 std::optional<int> TrialsToReach(const std::vector<LoggedTrial>& trials, double reference_seconds,
                                  double fraction);

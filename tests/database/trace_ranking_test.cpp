@@ -113,6 +113,29 @@ TEST_F(TraceRankingTest, TopKAgreesWithBruteForceOnRandomLogs) {
   }
 }
 
+// "a" ran fast once and then computed a wrong result: it never ranks, and
+// prune drops it with its fast record.
+TEST_F(TraceRankingTest, ATraceWithAWrongResultNeverRanks) {
+  Commit("a", 1.0);
+  TuningRecord wrong = testing::MakeFailedRecord("w1", CpuTarget(), ErrorKind::kWrongResult);
+  wrong.trace = "a";
+  ASSERT_TRUE(db_->CommitRecord(wrong).ok());
+  Commit("b", 1.2);
+  TuningRecord timeout = testing::MakeFailedRecord("w1", CpuTarget(), ErrorKind::kTimeout);
+  timeout.trace = "b";  // a timeout says nothing about correctness
+  ASSERT_TRUE(db_->CommitRecord(timeout).ok());
+  auto top = db_->GetTopK("w1", CpuTarget(), 10);
+  ASSERT_TRUE(top.ok()) << top.status().ToString();
+  ASSERT_EQ(top->size(), 1u);
+  EXPECT_EQ(top->front().trace, "b");
+  EXPECT_EQ(top->front().trace_records, 1);
+  ASSERT_TRUE(db_->Prune(5).ok());
+  EXPECT_EQ(db_->Stats()->records, 1);
+  auto best = db_->GetBest("w1", CpuTarget());
+  ASSERT_TRUE(best.ok() && best->record);
+  EXPECT_EQ(best->record->trace, "b");
+}
+
 // Prune keeps every record of the k best traces: dropping a kept trace's
 // slower records would rank it by its luckiest time again.
 TEST_F(TraceRankingTest, PruneKeepsWholeTraces) {

@@ -29,6 +29,8 @@ Workload Matmul() {
 // The test device's synthetic times, except that a third of the traces are
 // timed twice as fast the first time they are measured: timing noise that
 // favours a kernel once.
+// With `fail_again`, a lucky trace's second measurement fails instead, with
+// `again_error`.
 class LuckyOnceMeasurer : public Measurer {
  public:
   std::vector<MeasureResult> Measure(const std::vector<MeasureInput>& inputs, const MeasureOptions& options) override {
@@ -37,10 +39,16 @@ class LuckyOnceMeasurer : public Measurer {
       bool first = seen_.insert(inputs[i].trace_text).second;
       if (first && IsLucky(inputs[i].trace_text)) {
         for (double& s : results[i].repeat_seconds) s /= 2;
+      } else if (!first && fail_again && IsLucky(inputs[i].trace_text)) {
+        results[i].error = again_error;
+        results[i].error_message = "failed when measured again";
+        results[i].repeat_seconds.clear();
       }
     }
     return results;
   }
+  bool fail_again = false;
+  MeasureErrorKind again_error = MeasureErrorKind::kTimeout;
   static bool IsLucky(const std::string& trace) { return std::hash<std::string>{}(trace) % 3 == 0; }
 
  private:
@@ -91,9 +99,14 @@ class ConfirmBestTest : public ::testing::Test {
                   }).ok());
     return out;
   }
-  // Every trace's mean over its records, by brute force, and the lowest.
+  // Every trace's mean over its records, by brute force, and the lowest; a
+  // trace with a wrong result on record is never the best.
   TraceMeans Means() {
     TraceMeans means;
+    std::set<std::string> wrong;
+    for (const auto& r : Records()) {
+      if (r.error_kind == database::ErrorKind::kWrongResult) wrong.insert(r.trace);
+    }
     for (const auto& r : Records()) {
       if (!r.ok()) continue;
       auto& sum = means.sums[r.trace];
@@ -102,6 +115,7 @@ class ConfirmBestTest : public ::testing::Test {
       means.first_id.emplace(r.trace, r.id);
     }
     for (const auto& [trace, sum] : means.sums) {
+      if (wrong.count(trace)) continue;
       if (means.best.empty() || means.Mean(trace) < means.Mean(means.best) ||
           (means.Mean(trace) == means.Mean(means.best) && means.first_id[trace] < means.first_id[means.best])) {
         means.best = trace;
@@ -154,6 +168,47 @@ TEST_F(ConfirmBestTest, WithoutConfirmationTheBestIsTheLuckiestMeasurement) {
   for (const auto& [trace, sum] : means.sums) EXPECT_EQ(sum.second, 1) << trace;
   EXPECT_EQ(loop_->status().at(0).confirmations, 0);
   EXPECT_TRUE(LuckyOnceMeasurer::IsLucky(means.best));
+  ExpectBestsAgree();
+}
+
+// A confirmation that fails is not tried again: the trace keeps its one
+// time, and every trace is measured at most twice.
+TEST_F(ConfirmBestTest, AFailedConfirmationIsNotRepeated) {
+  measurer_.fail_again = true;
+  ASSERT_TRUE(Tune(96, /*confirm=*/true).ok());
+  std::map<std::string, int> per_trace;
+  int failed = 0;
+  for (const auto& r : Records()) {
+    ++per_trace[r.trace];
+    failed += !r.ok();
+  }
+  int measured_again = 0;
+  for (const auto& [trace, count] : per_trace) {
+    EXPECT_LE(count, 2) << trace;
+    measured_again += count - 1;
+  }
+  const TaskStatus& status = loop_->status().at(0);
+  EXPECT_GT(failed, 0);
+  EXPECT_EQ(status.errors, failed);
+  EXPECT_EQ(status.confirmations, measured_again);
+  ExpectBestsAgree();
+}
+
+// A best whose second measurement is a wrong result is dropped: the loop and
+// the database then agree on the next trace.
+TEST_F(ConfirmBestTest, ABestThatComputesAWrongResultOnceIsDropped) {
+  measurer_.fail_again = true;
+  measurer_.again_error = MeasureErrorKind::kWrongResult;
+  ASSERT_TRUE(Tune(96, /*confirm=*/true).ok());
+  std::set<std::string> wrong;
+  for (const auto& r : Records()) {
+    if (r.error_kind == database::ErrorKind::kWrongResult) wrong.insert(r.trace);
+  }
+  ASSERT_FALSE(wrong.empty());
+  EXPECT_EQ(wrong.count(loop_->status().at(0).best_trace), 0u);
+  ExpectBestsAgree();
+  ASSERT_TRUE(Tune(96, /*confirm=*/true).ok());  // resumed: the same best
+  EXPECT_EQ(wrong.count(loop_->status().at(0).best_trace), 0u);
   ExpectBestsAgree();
 }
 

@@ -122,9 +122,12 @@ TEST_F(StaleRecordsTest, ResumeMeasuresTheFastestOlderRecordsAgain) {
   }
   ASSERT_NE(slowest, nullptr);
   ASSERT_NE(slowest->trace, tuned[0].trace) << "the test needs a tuned schedule slower than others";
+  std::set<std::string> listed;  // a best measured again has two records: one program
   for (const auto& r : tuned) {
     double secs = r.trace == slowest->trace ? *r.MeanSec() / 100 : *r.MeanSec();
-    if (r.ok() && r.trace != tuned[0].trace && secs < default_secs) faster_than_default.push_back({secs, r.trace});
+    if (r.ok() && r.trace != tuned[0].trace && secs < default_secs && listed.insert(r.trace).second) {
+      faster_than_default.push_back({secs, r.trace});
+    }
   }
   std::sort(faster_than_default.begin(), faster_than_default.end());
   if (faster_than_default.size() > size_t(kRefreshLimit)) faster_than_default.resize(kRefreshLimit);

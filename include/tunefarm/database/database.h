@@ -126,7 +126,8 @@ class Database {
   // string and fingerprint), fastest first, each as its fastest successful
   // record. A trace ranks by the mean time of all its successful records on
   // one target (TuningRecord::trace_mean_sec), not by its luckiest one; ties
-  // go to the older record. Failed records never rank.
+  // go to the older record. Failed records never rank, and a trace with a
+  // wrong result on record never does either.
   Result<std::vector<TuningRecord>> GetTopK(std::string_view workload_hash,
                                             const Target& target, int k);
   // The same across every fingerprint that ran `target_string`.
@@ -191,7 +192,9 @@ class Database {
                                                          int64_t workload_id,
                                                          const std::vector<int64_t>& target_ids,
                                                          int k);
-  // (mean of mean_sec, count) over the successful records of `trace`.
+  // (mean of mean_sec, count) over the successful records of `trace` found
+  // by its trace_hash; count 0 when none is (a record without its hash), -1
+  // when one of its records is a wrong result.
   Result<std::pair<double, int>> TraceMeanLocked(int64_t workload_id, int64_t target_id, const std::string& trace);
   Result<TuningRecord> LoadTargetLocked(int64_t target_id, TuningRecord record);
   Status ReadOnlyError() const;

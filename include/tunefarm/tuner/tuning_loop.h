@@ -79,8 +79,9 @@ struct TuneOptions {
   // Measure a new best again (one more trial, its own record) so that it
   // ranks by the mean of two measurements, not by its luckiest one: among
   // kernels within a few percent of each other, the fastest single time is
-  // mostly the one the machine's noise favoured. Off: the best is the
-  // fastest measurement, as the search's efficiency studies before it.
+  // mostly the one the machine's noise favoured. Off: nothing is measured
+  // again, so each new trace ranks by its one measurement (traces the log
+  // already holds several records of still rank by their mean).
   bool confirm_best = true;
 };
 
@@ -157,8 +158,9 @@ class TuningLoop {
   Status MeasureAndRecord(TaskState& state, TaskStatus& status, std::vector<Candidate> batch,
                           const MeasureOptions& measure, bool confirmation = false);
   // Measures the task's best again while it has one measurement only (up to
-  // kConfirmationsPerBatch times, within the trial budget).
-  Status ConfirmBest(TaskState& state, TaskStatus& status);
+  // kConfirmationsPerBatch times, within the trial budget, each trace once,
+  // never after `stop`).
+  Status ConfirmBest(TaskState& state, TaskStatus& status, const std::atomic<bool>& stop);
 
   TuneOptions options_;
   database::Database* db_;
