@@ -111,6 +111,30 @@ inline std::string RawQuery(const std::string& path, const std::string& sql) {
   return out;
 }
 
+// What a schema-1 tunefarm wrote (no jobs table, no trace_hash), with one
+// workload 'w1' and one GPU target (id 1) and no records yet.
+inline constexpr const char* kSchemaVersion1Sql = R"sql(
+PRAGMA application_id = 1413891138;
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE workloads(id INTEGER PRIMARY KEY, hash TEXT NOT NULL UNIQUE, name TEXT NOT NULL, text TEXT NOT NULL,
+  created_at_us INTEGER NOT NULL);
+CREATE TABLE targets(id INTEGER PRIMARY KEY, target TEXT NOT NULL, isa TEXT NOT NULL, features TEXT NOT NULL,
+  arch TEXT NOT NULL, cores INTEGER NOT NULL, toolchain TEXT NOT NULL,
+  UNIQUE(target, isa, features, arch, cores, toolchain));
+CREATE INDEX targets_by_arch ON targets(isa, arch);
+CREATE TABLE records(id INTEGER PRIMARY KEY, uid TEXT NOT NULL UNIQUE, workload_id INTEGER NOT NULL,
+  target_id INTEGER NOT NULL, trace TEXT NOT NULL, run_secs BLOB NOT NULL, mean_sec REAL,
+  error_kind INTEGER NOT NULL, error_msg TEXT NOT NULL, worker TEXT NOT NULL, device TEXT NOT NULL,
+  tunefarm_version TEXT NOT NULL, created_at_us INTEGER NOT NULL,
+  CHECK ((error_kind = 0) = (mean_sec IS NOT NULL)));
+CREATE INDEX records_rank ON records(workload_id, target_id, mean_sec) WHERE mean_sec IS NOT NULL;
+CREATE TRIGGER records_append_only BEFORE UPDATE ON records
+  BEGIN SELECT RAISE(ABORT, 'tuning records are append-only'); END;
+INSERT INTO meta VALUES ('schema_version', '1');
+INSERT INTO workloads VALUES (1, 'w1', 'mm', 'text', 1);
+INSERT INTO targets VALUES (1, 'cuda -arch=sm_90', 'cuda', '', 'sm_90', 132, 'cuda-12.4');
+)sql";
+
 inline void RawExec(const std::string& path, const std::string& sql) {
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr), SQLITE_OK);

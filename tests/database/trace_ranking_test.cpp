@@ -169,26 +169,7 @@ TEST_F(TraceRankingTest, PruneKeepsWholeTraces) {
 TEST(TraceRankingMigrationTest, OlderFilesRankTheirRecordsAloneUntilMigrated) {
   TempDir dir;
   std::string path = dir.File("v1.db");
-  testing::RawExec(path, R"sql(
-PRAGMA application_id = 1413891138;
-CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-CREATE TABLE workloads(id INTEGER PRIMARY KEY, hash TEXT NOT NULL UNIQUE, name TEXT NOT NULL, text TEXT NOT NULL,
-  created_at_us INTEGER NOT NULL);
-CREATE TABLE targets(id INTEGER PRIMARY KEY, target TEXT NOT NULL, isa TEXT NOT NULL, features TEXT NOT NULL,
-  arch TEXT NOT NULL, cores INTEGER NOT NULL, toolchain TEXT NOT NULL,
-  UNIQUE(target, isa, features, arch, cores, toolchain));
-CREATE INDEX targets_by_arch ON targets(isa, arch);
-CREATE TABLE records(id INTEGER PRIMARY KEY, uid TEXT NOT NULL UNIQUE, workload_id INTEGER NOT NULL,
-  target_id INTEGER NOT NULL, trace TEXT NOT NULL, run_secs BLOB NOT NULL, mean_sec REAL,
-  error_kind INTEGER NOT NULL, error_msg TEXT NOT NULL, worker TEXT NOT NULL, device TEXT NOT NULL,
-  tunefarm_version TEXT NOT NULL, created_at_us INTEGER NOT NULL,
-  CHECK ((error_kind = 0) = (mean_sec IS NOT NULL)));
-CREATE INDEX records_rank ON records(workload_id, target_id, mean_sec) WHERE mean_sec IS NOT NULL;
-CREATE TRIGGER records_append_only BEFORE UPDATE ON records
-  BEGIN SELECT RAISE(ABORT, 'tuning records are append-only'); END;
-INSERT INTO meta VALUES ('schema_version', '1');
-INSERT INTO workloads VALUES (1, 'w1', 'mm', 'text', 1);
-INSERT INTO targets VALUES (1, 'cuda -arch=sm_90', 'cuda', '', 'sm_90', 132, 'cuda-12.4');
+  testing::RawExec(path, std::string(testing::kSchemaVersion1Sql) + R"sql(
 INSERT INTO records VALUES (1, '0123456789abcdef0123456789abcde1', 1, 1, 'lucky', x'', 0.0010, 0, '', 'w', 'g', 'v', 1);
 INSERT INTO records VALUES (2, '0123456789abcdef0123456789abcde2', 1, 1, 'steady', x'', 0.0012, 0, '', 'w', 'g', 'v', 2);
 INSERT INTO records VALUES (3, '0123456789abcdef0123456789abcde3', 1, 1, 'lucky', x'', 0.0016, 0, '', 'w', 'g', 'v', 3);
