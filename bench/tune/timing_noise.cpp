@@ -19,7 +19,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <random>
-#include <set>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -115,16 +115,24 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", trials.status().ToString().c_str());
     return 1;
   }
-  std::vector<LoggedTrial> best;
+  // The log's fastest distinct kernels as tunefarm ranks them: by the mean
+  // of each trace's measurements (a best is measured twice), first trial kept.
+  std::map<std::string, LoggedTrial> by_trace;
   for (const LoggedTrial& t : *trials) {
-    if (t.ok) best.push_back(t);
+    if (!t.ok) continue;
+    auto [it, added] = by_trace.emplace(t.trace, t);
+    if (!added) {
+      LoggedTrial& kept = it->second;
+      kept.seconds = (kept.seconds * kept.measurements + t.seconds) / (kept.measurements + 1);
+      ++kept.measurements;
+    }
   }
-  std::sort(best.begin(), best.end(), [](const auto& a, const auto& b) { return a.seconds < b.seconds; });
-  std::set<std::string> seen;
-  std::vector<LoggedTrial> kernels;
-  for (const LoggedTrial& t : best) {
-    if (int(kernels.size()) < top && seen.insert(t.trace).second) kernels.push_back(t);
-  }
+  std::vector<LoggedTrial> best;
+  for (auto& [trace, t] : by_trace) best.push_back(std::move(t));
+  std::sort(best.begin(), best.end(), [](const auto& a, const auto& b) {
+    return a.seconds != b.seconds ? a.seconds < b.seconds : a.id < b.id;
+  });
+  std::vector<LoggedTrial> kernels(best.begin(), best.begin() + std::min<size_t>(best.size(), size_t(std::max(top, 0))));
   if (kernels.empty()) {
     std::fprintf(stderr, "%s: no successful record of %s for %s\n", db_path.c_str(), w->name.c_str(),
                  DefaultRecordTargetString().c_str());

@@ -49,6 +49,7 @@ void TraceRanking::Add(const LoggedTrial& trial) {
   auto as_best = [](const Times& times) {
     LoggedTrial best = times.fastest;
     best.seconds = times.Mean();
+    best.measurements = times.count;
     return best;
   };
   if (best_ && best_->trace == trial.trace && t.Mean() > best_->seconds) {

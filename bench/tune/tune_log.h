@@ -22,6 +22,7 @@ struct LoggedTrial {
   int index = 0;      // 1-based trial number of this workload
   bool ok = false;    // measured and correct
   double seconds = 0; // mean of the repeats (ok only)
+  int measurements = 1;  // on a TraceRanking best: the trials `seconds` is the mean of
   std::string trace;  // a trace without instructions: the default schedule
 };
 

@@ -111,9 +111,10 @@ std::vector<Kernel> BuildKernels(const Options& o, const Workload& w, database::
     } else {
       int logged = budget > 0 ? std::min<int>(budget, int(trials->size())) : int(trials->size());
       char buf[256];
-      std::snprintf(buf, sizeof buf, "%s %s: record #%lld, trial %d of %d, %.4f ms when tuned%s", w.name.c_str(),
+      std::string mean_of = best->measurements > 1 ? " (mean of " + std::to_string(best->measurements) + ")" : "";
+      std::snprintf(buf, sizeof buf, "%s %s: record #%lld, trial %d of %d, %.4f ms when tuned%s%s", w.name.c_str(),
                     k.label.c_str(), (long long)best->id, best->index, logged, best->seconds * 1e3,
-                    IsDefaultSchedule(best->trace) ? " (the default schedule)" : "");
+                    mean_of.c_str(), IsDefaultSchedule(best->trace) ? " (the default schedule)" : "");
       k.provenance = buf;
       if (budget > 0 && int(trials->size()) < budget) k.provenance += " [log holds fewer trials than the budget]";
       auto tuned = ReplayTrace(w, best->trace);

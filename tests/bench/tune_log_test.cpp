@@ -34,6 +34,7 @@ TEST(TraceRankingTest, TheBestIsTheTraceWithTheLowestMean) {
   EXPECT_EQ(ranking.best()->trace, "a");
   EXPECT_DOUBLE_EQ(ranking.best()->seconds, 1.3e-3);
   EXPECT_EQ(ranking.best()->id, 2);  // the trace's fastest trial answers for it
+  EXPECT_EQ(ranking.best()->measurements, 2);
   ranking.Add(kLog[3]);
   ranking.Add(kLog[4]);
   EXPECT_EQ(ranking.best()->trace, "b");
