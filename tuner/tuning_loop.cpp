@@ -1,8 +1,10 @@
 // The tuning loop (see tuning_loop.h). Map:
 //   MakeTuneTask / RecordTarget   -- small helpers
 //   CostModelScorer               -- a CostModel as the search's scorer
+//   (trace_times.h)               -- per-trace means and the best, as the log ranks them
 //   TuningLoop::Resume            -- reads a task's records back from the log
 //   TuningLoop::MeasureAndRecord  -- measures a batch, commits it, teaches the model
+//   TuningLoop::ConfirmBest       -- measures a new best again
 //   TuningLoop::Run               -- the rounds
 #include "tunefarm/tuner/tuning_loop.h"
 
@@ -25,6 +27,7 @@
 #include "tunefarm/tuner/seed_selection.h"
 #include "tunefarm/tuner/task_scheduler.h"
 #include "tunefarm/tuner/warm_start.h"
+#include "trace_times.h"
 
 namespace tunefarm::tuner {
 
@@ -123,18 +126,6 @@ struct StaleSuccess {
   uint64_t hash = 0;  // the candidate's structural hash
 };
 
-// Every measurement of one trace with this run's fingerprint: a trace ranks
-// by their mean, as in the database (Database::GetTopK).
-struct TraceTimes {
-  Trace trace;
-  double sum = 0;
-  int count = 0;
-  double fastest = std::numeric_limits<double>::infinity();
-  int64_t fastest_id = 0;  // the record GetBest answers with for this trace
-  bool wrong = false;      // a measurement disagreed with the reference: never the best
-  double Mean() const { return sum / count; }
-};
-
 struct TuningLoop::TaskState {
   TuneTask task;
   ir::PrimFunc default_func;
@@ -150,61 +141,6 @@ struct TuningLoop::TaskState {
   std::vector<StaleSuccess> stale;      // until RefreshStaleRecords: then seeds in successes
   TaskHistory history;
 };
-
-void SetBest(TaskStatus& status, const std::string& text, const TraceTimes& t) {
-  status.best_seconds = t.Mean();
-  status.best_record_id = t.fastest_id;
-  status.best_trace = text;
-}
-
-// The trace with the lowest mean; ties go to the older fastest record, as in
-// the database. A trace with a wrong result on record is never the best.
-void RescanBest(const std::map<std::string, TraceTimes>& times, TaskStatus& status) {
-  const std::pair<const std::string, TraceTimes>* best = nullptr;
-  for (const auto& entry : times) {
-    const TraceTimes& t = entry.second;
-    if (t.wrong || t.count == 0) continue;
-    if (!best || t.Mean() < best->second.Mean() ||
-        (t.Mean() == best->second.Mean() && t.fastest_id < best->second.fastest_id)) {
-      best = &entry;
-    }
-  }
-  if (best) {
-    SetBest(status, best->first, best->second);
-  } else {
-    status.best_seconds = 0;
-    status.best_record_id = 0;
-    status.best_trace.clear();
-  }
-}
-
-// Adds one successful measurement of `text` and keeps the task's best (the
-// trace with the lowest mean) current. Returns the trace's times.
-const TraceTimes& NoteTime(std::map<std::string, TraceTimes>& times, TaskStatus& status, const std::string& text,
-                           const Trace& trace, double secs, int64_t record_id) {
-  TraceTimes& t = times[text];
-  if (t.count == 0) t.trace = trace;
-  t.sum += secs;
-  ++t.count;
-  if (secs < t.fastest) {
-    t.fastest = secs;
-    t.fastest_id = record_id;
-  }
-  if (t.wrong) return t;
-  if (status.best_seconds > 0 && status.best_trace == text && t.Mean() > status.best_seconds) {
-    RescanBest(times, status);  // the best measured again came out slower: another trace may lead now
-  } else if (status.best_seconds == 0 || status.best_trace == text || t.Mean() < status.best_seconds) {
-    SetBest(status, text, t);
-  }
-  return t;
-}
-
-// A measurement of `text` disagreed with the reference: as in the database,
-// the trace is never the best again, whatever its other times.
-void NoteWrongResult(std::map<std::string, TraceTimes>& times, TaskStatus& status, const std::string& text) {
-  times[text].wrong = true;
-  if (status.best_trace == text) RescanBest(times, status);
-}
 
 TuningLoop::TuningLoop(TuneOptions options, database::Database* db, Measurer* measurer, costmodel::CostModel* model)
     : options_(std::move(options)), db_(db), measurer_(measurer), model_(model) {}

@@ -12,19 +12,13 @@
 #include "tunefarm/compiler/workload_parser.h"
 #include "tunefarm/database/database.h"
 #include "tunefarm/tuner/tuning_loop.h"
+#include "tuning_loop_test_util.h"
 #include "tunefarm/worker/test_device.h"
 
 namespace tunefarm::tuner {
 namespace {
 
 namespace fs = std::filesystem;
-
-Workload Matmul() {
-  auto w = ParseWorkload("workload mm(M = 64, N = 32, K = 16) {\n  A = input f32[M, K]\n  B = input f32[K, N]\n"
-                         "  C[i, j] = sum(k: K) A[i, k] * B[k, j]\n  output C\n}\n");
-  EXPECT_TRUE(w.ok()) << w.status().ToString();
-  return *w;
-}
 
 // The test device's synthetic times, except that a third of the traces are
 // timed twice as fast the first time they are measured: timing noise that
@@ -89,7 +83,7 @@ class ConfirmBestTest : public ::testing::Test {
     o.confirm_best = confirm;
     loop_ = std::make_unique<TuningLoop>(o, db_.get(), &measurer_, nullptr);
     std::atomic<bool> stop{false};
-    return loop_->Run({*MakeTuneTask(Matmul())}, stop, nullptr);
+    return loop_->Run({*MakeTuneTask(testing::SmallMatmul())}, stop, nullptr);
   }
   std::vector<database::TuningRecord> Records() {
     std::vector<database::TuningRecord> out;

@@ -16,6 +16,7 @@
 #include "tunefarm/database/database.h"
 #include "tunefarm/tuner/kernel_build.h"
 #include "tunefarm/tuner/tuning_loop.h"
+#include "tuning_loop_test_util.h"
 #include "tunefarm/worker/test_device.h"
 
 namespace tunefarm::tuner {
@@ -24,13 +25,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kOlderToolchain = "llvm-16";  // what records carried before lowering revisions
-
-Workload Matmul() {
-  auto w = ParseWorkload("workload mm(M = 64, N = 32, K = 16) {\n  A = input f32[M, K]\n  B = input f32[K, N]\n"
-                         "  C[i, j] = sum(k: K) A[i, k] * B[k, j]\n  output C\n}\n");
-  EXPECT_TRUE(w.ok()) << w.status().ToString();
-  return *w;
-}
 
 class StaleRecordsTest : public ::testing::Test {
  protected:
@@ -61,7 +55,7 @@ class StaleRecordsTest : public ::testing::Test {
     loop_ = std::make_unique<TuningLoop>(o, db, &measurer_, nullptr);
     if (keep) *keep = loop_.get();
     std::atomic<bool> stop{false};
-    return loop_->Run({*MakeTuneTask(Matmul())}, stop, nullptr);
+    return loop_->Run({*MakeTuneTask(testing::SmallMatmul())}, stop, nullptr);
   }
   // Every record of `db`, in commit order.
   static std::vector<database::TuningRecord> Records(database::Database* db) {
@@ -176,7 +170,7 @@ TEST_F(StaleRecordsTest, KernelBuildPrefersThisToolchainAndNamesAnOlderOne) {
   ASSERT_TRUE(Tune(fresh.get(), 8).ok());
   auto older = OlderLog(fresh.get());
   KernelBuildOptions options;
-  auto only_older = BuildKernelFromLog(Matmul(), Target::Host(), LookupIn(older.get()), options);
+  auto only_older = BuildKernelFromLog(testing::SmallMatmul(), Target::Host(), LookupIn(older.get()), options);
   ASSERT_TRUE(only_older.ok()) << only_older.status().ToString();
   EXPECT_EQ(only_older->level, database::FallbackLevel::kSameArch);
   EXPECT_EQ(only_older->record_other_toolchain, kOlderToolchain);
@@ -189,7 +183,7 @@ TEST_F(StaleRecordsTest, KernelBuildPrefersThisToolchainAndNamesAnOlderOne) {
   current.run_secs = {1.0};
   auto id = older->CommitRecord(current);
   ASSERT_TRUE(id.ok()) << id.status().ToString();
-  auto served = BuildKernelFromLog(Matmul(), Target::Host(), LookupIn(older.get()), options);
+  auto served = BuildKernelFromLog(testing::SmallMatmul(), Target::Host(), LookupIn(older.get()), options);
   ASSERT_TRUE(served.ok()) << served.status().ToString();
   EXPECT_EQ(served->level, database::FallbackLevel::kSameDevice);
   EXPECT_EQ(served->record_id, *id);
