@@ -47,8 +47,10 @@ void PrintJob(const v1::Job& job) {
   fmt::print("{}  {:<9} {:>6}/{:<6} trials  device key {}  target {}\n", job.job_id(), job.status(), job.trials_done(),
              job.trial_budget(), job.device_key(), job.target());
   for (const v1::TaskProgress& t : job.tasks()) {
-    fmt::print("    {:<20} trials {:>5}  errors {:>3}  best {:9.2f} GFLOP/s  {:6.1f}x default  record #{}\n", t.name(),
+    fmt::print("    {:<20} trials {:>5}  errors {:>3}  best {:9.2f} GFLOP/s  {:6.1f}x default  record #{}", t.name(),
                t.trials(), t.errors(), t.best_gflops(), t.speedup(), t.best_record_id());
+    if (t.confirmations() > 0) fmt::print("  ({} trials measured a new best again)", t.confirmations());
+    fmt::print("\n");
   }
   if (!job.error().empty()) fmt::print("    error: {}\n", job.error());
 }

@@ -259,8 +259,8 @@ void AddTuneCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--curve", o->curve, "Where to write the tuning curve (SVG); empty: none")->capture_default_str();
   cmd->add_flag("--random", o->random_search, "Random search (no cost model): the baseline");
   cmd->add_flag("--no-confirm-best", o->no_confirm_best,
-                "Do not measure a new best again before it counts: each new kernel then ranks by its one "
-                "measurement, which timing noise favours");
+                "Do not measure a new best again (with the next batch): each new kernel then ranks by its "
+                "one measurement, which timing noise favours");
   cmd->add_option("--threads", o->threads,
                   "Threads for parallel loops when measuring (default: all cores). Records are kept per thread "
                   "count: --threads N tunes for the target 'llvm -num-threads=N', the target to compile with")

@@ -28,6 +28,7 @@ v1::Job ToProto(const JobView& view) {
     p->set_best_gflops(t.best_seconds > 0 ? t.flops / t.best_seconds / 1e9 : 0);
     p->set_speedup(t.best_seconds > 0 && t.default_seconds > 0 ? t.default_seconds / t.best_seconds : 0);
     p->set_best_record_id(t.best_record_id);
+    p->set_confirmations(t.confirmations);
   }
   return job;
 }

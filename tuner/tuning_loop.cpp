@@ -4,8 +4,7 @@
 //   (trace_times.h)               -- per-trace means and the best, as the log ranks them
 //   TuningLoop::Resume            -- reads a task's records back from the log
 //   TuningLoop::MeasureAndRecord  -- measures a batch, commits it, teaches the model
-//   TuningLoop::ConfirmBest       -- measures a new best again
-//   TuningLoop::Run               -- the rounds
+//   TuningLoop::Run               -- the rounds; a new best rides with the next batch
 #include "tunefarm/tuner/tuning_loop.h"
 
 #include <algorithm>
@@ -136,8 +135,8 @@ struct TuningLoop::TaskState {
   // fingerprint (its mean), plus the stale records that seed the search.
   std::vector<std::pair<double, Trace>> successes;
   std::map<std::string, TraceTimes> times;          // by trace text: this run's fingerprint only
-  std::optional<Candidate> unconfirmed_best;        // the best, measured once: ConfirmBest measures it again
-  std::set<std::string> confirm_tried;              // traces ConfirmBest measured again: never twice
+  std::optional<Candidate> unconfirmed_best;        // the best, measured once: the next batch measures it again
+  std::set<std::string> confirm_tried;              // traces measured again as confirmations: never twice
   std::vector<StaleSuccess> stale;      // until RefreshStaleRecords: then seeds in successes
   TaskHistory history;
 };
@@ -230,7 +229,7 @@ Status TuningLoop::RefreshStaleRecords(TaskState& state, TaskStatus& status) {
 }
 
 Status TuningLoop::MeasureAndRecord(TaskState& state, TaskStatus& status, std::vector<Candidate> batch,
-                                    const MeasureOptions& measure, bool confirmation) {
+                                    const MeasureOptions& measure, size_t confirmations) {
   std::vector<MeasureInput> inputs;
   for (const Candidate& c : batch) {
     inputs.push_back({database::NewRecordUid(), state.task.text, c.trace.ToText(), options_.target.ToString()});
@@ -269,6 +268,7 @@ Status TuningLoop::MeasureAndRecord(TaskState& state, TaskStatus& status, std::v
   TF_ASSIGN_OR_RETURN(std::vector<int64_t> ids, db_->CommitRecords(records));
   std::vector<costmodel::MeasuredCandidate> learned;
   for (size_t i = 0; i < results.size(); ++i) {
+    const bool confirmation = i < confirmations;
     const Candidate& c = batch[i];
     state.measured.insert(c.hash);
     ++status.trials;
@@ -287,12 +287,14 @@ Status TuningLoop::MeasureAndRecord(TaskState& state, TaskStatus& status, std::v
         }
       }
     }
-    if (model_) {
+    // A confirmation teaches the model nothing new about how programs rank:
+    // the program is in its training set already.
+    if (model_ && !confirmation) {
       learned.push_back(costmodel::MeasuredCandidate::FromLowered(state.task.hash, c.lowered, secs, !ok));
     }
   }
   std::sort(state.successes.begin(), state.successes.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  // A new best measured once is measured again before it counts (ConfirmBest),
+  // A new best measured once is measured again, with the task's next batch,
   // unless it is the untuned default, whose one run can take seconds.
   state.unconfirmed_best.reset();
   if (options_.confirm_best && status.best_seconds > 0) {
@@ -316,37 +318,12 @@ Status TuningLoop::MeasureAndRecord(TaskState& state, TaskStatus& status, std::v
     }
   }
   state.history.trials = status.trials;
-  const double best_now = status.best_seconds > 0 ? status.best_seconds : std::numeric_limits<double>::infinity();
-  // A confirmation is not a batch of its own for the task scheduler: it
-  // corrects the best its batch reported.
-  if (confirmation && !state.history.best_after_batch.empty()) {
-    state.history.best_after_batch.back() = best_now;
-  } else {
-    state.history.best_after_batch.push_back(best_now);
-  }
+  state.history.best_after_batch.push_back(status.best_seconds > 0 ? status.best_seconds
+                                                                    : std::numeric_limits<double>::infinity());
   if (status.best_seconds > 0) status.curve.push_back({status.trials, status.flops / status.best_seconds / 1e9});
-  // A confirmation teaches the model nothing new about how programs rank,
-  // and retraining costs as much as for a whole batch.
-  if (model_ && !learned.empty() && !confirmation) {
+  if (model_ && !learned.empty()) {
     Status st = model_->Update(learned);
     if (!st.ok()) return Status(st.code(), "retraining the cost model: " + st.message());
-  }
-  return Status::OK();
-}
-
-Status TuningLoop::ConfirmBest(TaskState& state, TaskStatus& status, const std::atomic<bool>& stop) {
-  // A trace the measurement favoured once outranks the ones whose second
-  // time is in; measuring it again settles it. When its mean falls behind,
-  // the next best may be one measured once as well: confirm that too, a few
-  // times at most per batch, and never past the trial budget.
-  for (int round = 0; round < kConfirmationsPerBatch && state.unconfirmed_best && !stop; ++round) {
-    int done = 0;
-    for (const TaskStatus& s : status_) done += s.trials;
-    if (done >= options_.trials) break;
-    Candidate again = *state.unconfirmed_best;
-    state.confirm_tried.insert(again.trace.ToText());
-    TF_RETURN_IF_ERROR(MeasureAndRecord(state, status, {std::move(again)}, options_.measure, /*confirmation=*/true));
-    ++status.confirmations;
   }
   return Status::OK();
 }
@@ -443,18 +420,30 @@ Status TuningLoop::Run(std::vector<TuneTask> tasks, const std::atomic<bool>& sto
     std::vector<Trace> seeds = PickSeeds(state.successes, 16, size_t(options_.search.choice_seeds),
                                          size_t(std::max(1, options_.search.seeds_per_choice)));
     int want = std::min(options_.batch_size, options_.trials - done);
-    std::vector<std::string> wanted;
-    if (options_.search.choice_picks > 0) wanted = MissingChoices(seeds, std::min<size_t>(16, state.successes.size()));
-    auto batch = state.search->NextBatch(want, seeds, state.measured, scorer, wanted);
-    if (!batch.ok()) return batch.status();
-    status_[i].realigned_seeds = state.search->realigned_seeds();
-    status_[i].unaligned_seeds = state.search->unaligned_seeds();
-    if (batch->empty()) {
-      exhausted[i] = true;  // the search found nothing new: the space is (nearly) exhausted
-      continue;
+    // The last batch's new best, measured once, is measured again within this
+    // batch rather than on its own: alone it would be a round of one
+    // candidate, which on a fleet leaves every other worker idle.
+    std::vector<Candidate> batch;
+    if (state.unconfirmed_best) {
+      state.confirm_tried.insert(state.unconfirmed_best->trace.ToText());
+      batch.push_back(std::move(*state.unconfirmed_best));
+      state.unconfirmed_best.reset();
     }
-    TF_RETURN_IF_ERROR(MeasureAndRecord(state, status_[i], std::move(batch).value(), options_.measure));
-    TF_RETURN_IF_ERROR(ConfirmBest(state, status_[i], stop));
+    const size_t confirmations = batch.size();
+    if (want > int(confirmations)) {
+      std::vector<std::string> wanted;
+      if (options_.search.choice_picks > 0) wanted = MissingChoices(seeds, std::min<size_t>(16, state.successes.size()));
+      auto fresh = state.search->NextBatch(want - int(confirmations), seeds, state.measured, scorer, wanted);
+      if (!fresh.ok()) return fresh.status();
+      status_[i].realigned_seeds = state.search->realigned_seeds();
+      status_[i].unaligned_seeds = state.search->unaligned_seeds();
+      // The search found nothing new: the space is (nearly) exhausted.
+      if (fresh->empty()) exhausted[i] = true;
+      for (Candidate& c : *fresh) batch.push_back(std::move(c));
+    }
+    if (batch.empty()) continue;
+    status_[i].confirmations += int(confirmations);
+    TF_RETURN_IF_ERROR(MeasureAndRecord(state, status_[i], std::move(batch), options_.measure, confirmations));
     report(i);
   }
   return Status::OK();

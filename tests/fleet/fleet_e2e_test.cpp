@@ -142,6 +142,11 @@ TEST_F(FleetE2E, FourWorkersOneKilledMidJobEveryTrialRecordedOnce) {
   EXPECT_GT(job.tasks(0).speedup(), 1.0) << "tuning found nothing faster than the default schedule";
   auto records = Records(job.tasks(0).workload_hash());
   ExpectOneRecordPerTrial(records, 96);
+  std::map<std::string, int> per_trace;
+  for (const auto& r : records) ++per_trace[r.trace];
+  int measured_again = 0;
+  for (const auto& [trace, count] : per_trace) measured_again += count - 1;
+  EXPECT_EQ(job.tasks(0).confirmations(), measured_again) << "the job's progress miscounts its confirmations";
   int ok = 0;
   for (const auto& r : records) ok += r.ok();
   EXPECT_GE(ok, 90) << "measurements failed on healthy workers";

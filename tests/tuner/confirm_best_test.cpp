@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -28,6 +29,7 @@ namespace fs = std::filesystem;
 class LuckyOnceMeasurer : public Measurer {
  public:
   std::vector<MeasureResult> Measure(const std::vector<MeasureInput>& inputs, const MeasureOptions& options) override {
+    batch_sizes.push_back(inputs.size());
     std::vector<MeasureResult> results = device_.Measure(inputs, options);
     for (size_t i = 0; i < inputs.size(); ++i) {
       bool first = seen_.insert(inputs[i].trace_text).second;
@@ -41,6 +43,7 @@ class LuckyOnceMeasurer : public Measurer {
     }
     return results;
   }
+  std::vector<size_t> batch_sizes;  // of every Measure call, in order
   bool fail_again = false;
   MeasureErrorKind again_error = MeasureErrorKind::kTimeout;
   static bool IsLucky(const std::string& trace) { return std::hash<std::string>{}(trace) % 3 == 0; }
@@ -162,6 +165,40 @@ TEST_F(ConfirmBestTest, WithoutConfirmationTheBestIsTheLuckiestMeasurement) {
   for (const auto& [trace, sum] : means.sums) EXPECT_EQ(sum.second, 1) << trace;
   EXPECT_EQ(loop_->status().at(0).confirmations, 0);
   EXPECT_TRUE(LuckyOnceMeasurer::IsLucky(means.best));
+  ExpectBestsAgree();
+}
+
+// A confirmation rides with the task's next batch instead of being a round of
+// its own, which on a fleet would leave every worker but one idle: the only
+// one-candidate round is the untuned baseline, and every round but the last
+// is a full batch.
+TEST_F(ConfirmBestTest, AConfirmationIsMeasuredWithTheNextBatch) {
+  ASSERT_TRUE(Tune(96, /*confirm=*/true).ok());
+  ASSERT_GT(loop_->status().at(0).confirmations, 0);
+  const std::vector<size_t>& sizes = measurer_.batch_sizes;
+  ASSERT_GE(sizes.size(), 3u);
+  EXPECT_EQ(sizes.front(), 1u);  // the baseline
+  for (size_t k = 1; k + 1 < sizes.size(); ++k) EXPECT_EQ(sizes[k], 8u) << "round " << k;
+  EXPECT_EQ(Records().size(), 96u);
+  // Every trace measured twice had its second record first in a later round
+  // than its first record's (ids count up from 1 in commit order).
+  std::vector<int64_t> round_start;  // the id of each round's first record
+  int64_t next_id = 1;
+  for (size_t size : sizes) {
+    round_start.push_back(next_id);
+    next_id += int64_t(size);
+  }
+  auto round_of = [&](int64_t id) { return std::upper_bound(round_start.begin(), round_start.end(), id) - round_start.begin() - 1; };
+  std::map<std::string, std::vector<int64_t>> ids;
+  for (const auto& r : Records()) ids[r.trace].push_back(r.id);
+  int measured_again = 0;
+  for (const auto& [trace, trace_ids] : ids) {
+    if (trace_ids.size() < 2) continue;
+    ++measured_again;
+    EXPECT_GT(round_of(trace_ids[1]), round_of(trace_ids[0])) << trace;
+    EXPECT_EQ(trace_ids[1], round_start[size_t(round_of(trace_ids[1]))]) << trace;
+  }
+  EXPECT_EQ(measured_again, loop_->status().at(0).confirmations);
   ExpectBestsAgree();
 }
 

@@ -7,8 +7,9 @@
 // trials count, their programs are never proposed again, and the best of them
 // seed the search. Records of another fingerprint (code of an older toolchain,
 // other hardware) are stale: the fastest are measured again first. A new
-// best measured once is measured again before it counts (confirm_best): a
-// trace ranks by the mean of its measurements, here as in the database.
+// best measured once is measured again, within the task's next batch
+// (confirm_best): a trace ranks by the mean of its measurements, here as in
+// the database.
 // Stopping (the `stop` flag) ends the loop after the batch in flight; nothing
 // measured is lost.
 #pragma once
@@ -76,7 +77,8 @@ struct TuneOptions {
   // the run's fingerprint, so another version's records are stale then.
   std::function<std::optional<database::HardwareFingerprint>(const std::string& worker)> worker_fingerprint;
   std::string device = "cpu";         // records' device; resuming reads only this device's records
-  // Measure a new best again (one more trial, its own record) so that it
+  // Measure a new best again (one trial of the task's next batch, its own
+  // record; a best of the last batch stays measured once) so that it
   // ranks by the mean of two measurements, not by its luckiest one: among
   // kernels within a few percent of each other, the fastest single time is
   // mostly the one the machine's noise favoured. Off: nothing is measured
@@ -124,9 +126,6 @@ struct Progress {
 // How many of a task's resumed stale records (TaskStatus::stale_records) a
 // run measures again before searching: the fastest ones not yet timed anew.
 inline constexpr int kRefreshLimit = 8;
-// How many times one batch's new best (or the trace that leads once it fell
-// back) is measured again before the next batch.
-inline constexpr int kConfirmationsPerBatch = 2;
 
 // The log's record target for code built for `t` and run on this machine.
 database::Target RecordTarget(const Target& t);
@@ -153,14 +152,11 @@ class TuningLoop {
   // RecordTarget of options_.target with the thread count the records are
   // timed at, and the measuring device's fingerprint when it is not this machine.
   database::Target RecordTargetForRun() const;
-  // `confirmation`: the batch measures the best again (ConfirmBest); the task
-  // scheduler sees it as part of the batch before it.
+  // The first `confirmations` candidates of the batch measure again a best
+  // measured once (each trace at most once): recorded like the others, not
+  // taught to the cost model a second time.
   Status MeasureAndRecord(TaskState& state, TaskStatus& status, std::vector<Candidate> batch,
-                          const MeasureOptions& measure, bool confirmation = false);
-  // Measures the task's best again while it has one measurement only (up to
-  // kConfirmationsPerBatch times, within the trial budget, each trace once,
-  // never after `stop`).
-  Status ConfirmBest(TaskState& state, TaskStatus& status, const std::atomic<bool>& stop);
+                          const MeasureOptions& measure, size_t confirmations = 0);
 
   TuneOptions options_;
   database::Database* db_;
