@@ -67,7 +67,6 @@ struct TuneOptionsCli {
   int choice_seeds = tuner::SearchOptions().choice_seeds;
   int seeds_per_choice = tuner::SearchOptions().seeds_per_choice;
   int choice_picks = tuner::SearchOptions().choice_picks;
-  double choice_niche = tuner::SearchOptions().choice_niche_share;
 };
 
 std::string Clock(double s) {
@@ -145,7 +144,6 @@ int Tune(const TuneOptionsCli& o) {
   options.search.choice_seeds = o.choice_seeds;
   options.search.seeds_per_choice = o.seeds_per_choice;
   options.search.choice_picks = o.choice_picks;
-  options.search.choice_niche_share = o.choice_niche;
   options.confirm_best = !o.no_confirm_best;
   tuner::TuningLoop loop(options, db->get(), &measurer, model.get());
 
@@ -306,10 +304,6 @@ void AddTuneCommand(CLI::App& app, int* exit_code) {
                   "Places of each batch kept for those values: the best-scored new program of each value the "
                   "fastest records lack, however the cost model ranks it (0: none)")
       ->capture_default_str()->check(CLI::Range(0, 16));
-  cmd->add_option("--choice-niche", o->choice_niche,
-                  "Share of each search generation kept for the programs of those values and their children, "
-                  "ranked among themselves, so that their lineage evolves too (0: none)")
-      ->capture_default_str()->check(CLI::Range(0.0, 0.75));
   cmd->callback([o, exit_code] { *exit_code = Tune(*o); });
 }
 

@@ -3,7 +3,6 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
-#include <set>
 #include <unordered_set>
 
 #include "tunefarm/compiler/ir_printer.h"
@@ -167,20 +166,10 @@ std::vector<Candidate> EvolutionarySearch::SampleInitPopulation(const std::vecto
   return population;
 }
 
-std::vector<Candidate> EvolutionarySearch::Evolve(std::vector<Candidate> population, CandidateScorer& scorer,
-                                                  const std::vector<std::string>& wanted_choices) {
+std::vector<Candidate> EvolutionarySearch::Evolve(std::vector<Candidate> population, CandidateScorer& scorer) {
   std::vector<Candidate> everything = population;
   std::unordered_set<uint64_t> seen;
   for (const Candidate& c : population) seen.insert(c.hash);
-  const std::set<std::string> wanted(wanted_choices.begin(), wanted_choices.end());
-  auto in_niche = [&](const Candidate& c) {
-    if (wanted.empty()) return false;
-    for (const std::string& key : ChoiceKeys(c.trace)) {
-      if (wanted.count(key)) return true;
-    }
-    return false;
-  };
-  const int niche_slots = int(double(options_.population) * options_.choice_niche_share + 0.5);
   for (int g = 0; g < options_.generations && !population.empty(); ++g) {
     std::vector<const Candidate*> ptrs;
     for (const Candidate& c : population) ptrs.push_back(&c);
@@ -190,41 +179,17 @@ std::vector<Candidate> EvolutionarySearch::Evolve(std::vector<Candidate> populat
     std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a] > scores[b]; });
     size_t elites = std::max<size_t>(1, size_t(double(population.size()) * options_.elite_fraction));
     std::vector<Candidate> next;
-    std::vector<bool> kept(population.size(), false);
-    for (size_t i = 0; i < elites && i < order.size(); ++i) {
-      next.push_back(population[order[i]]);
-      kept[order[i]] = true;
+    for (size_t i = 0; i < elites && i < order.size(); ++i) next.push_back(population[order[i]]);
+    // Children of tournament winners; a failed mutation just costs an attempt.
+    int attempts = options_.population * options_.max_attempts_factor;
+    while (int(next.size()) < options_.population && attempts-- > 0) {
+      size_t a = rng_() % population.size(), b = rng_() % population.size();
+      const Candidate& parent = population[scores[a] >= scores[b] ? a : b];
+      auto child = Mutate(parent);
+      if (!child.ok() || !seen.insert(child->hash).second) continue;
+      everything.push_back(*child);
+      next.push_back(std::move(child).value());
     }
-    // Tournament winners' children; a failed mutation just costs an attempt.
-    auto breed = [&](const std::vector<size_t>& parents, int until) {
-      int attempts = options_.population * options_.max_attempts_factor;
-      while (int(next.size()) < until && attempts-- > 0) {
-        size_t a = parents[rng_() % parents.size()], b = parents[rng_() % parents.size()];
-        const Candidate& parent = population[scores[a] >= scores[b] ? a : b];
-        auto child = Mutate(parent);
-        if (!child.ok() || !seen.insert(child->hash).second) continue;
-        everything.push_back(*child);
-        next.push_back(std::move(child).value());
-      }
-    };
-    // The niche first: its best-scored programs and their children, scored
-    // among themselves, whatever the model makes of them beside the others.
-    std::vector<size_t> niche;
-    if (niche_slots > 0) {
-      for (size_t i : order) {
-        if (in_niche(population[i])) niche.push_back(i);
-      }
-    }
-    if (!niche.empty()) {
-      const size_t niche_elites = std::max<size_t>(1, size_t(double(niche_slots) * options_.elite_fraction));
-      for (size_t k = 0; k < niche.size() && k < niche_elites; ++k) {
-        if (!kept[niche[k]]) next.push_back(population[niche[k]]);
-      }
-      breed(niche, std::min(options_.population, int(elites) + niche_slots));
-    }
-    std::vector<size_t> everyone(population.size());
-    std::iota(everyone.begin(), everyone.end(), 0);
-    breed(everyone, options_.population);
     population = std::move(next);
   }
   return everything;
@@ -288,7 +253,7 @@ Result<std::vector<Candidate>> EvolutionarySearch::NextBatch(int batch_size, con
   if (population.empty()) {
     return Status::FailedPrecondition("the design space produced no valid program for " + default_func_.name);
   }
-  std::vector<Candidate> pool = Evolve(std::move(population), scorer, wanted_choices);
+  std::vector<Candidate> pool = Evolve(std::move(population), scorer);
   return PickBatch(std::move(pool), batch_size, measured, scorer, wanted_choices);
 }
 

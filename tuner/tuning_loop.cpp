@@ -432,7 +432,7 @@ Status TuningLoop::Run(std::vector<TuneTask> tasks, const std::atomic<bool>& sto
     const size_t confirmations = batch.size();
     if (want > int(confirmations)) {
       std::vector<std::string> wanted;
-      if (options_.search.choice_picks > 0 || options_.search.choice_niche_share > 0) wanted = MissingChoices(seeds, std::min<size_t>(16, state.successes.size()));
+      if (options_.search.choice_picks > 0) wanted = MissingChoices(seeds, std::min<size_t>(16, state.successes.size()));
       auto fresh = state.search->NextBatch(want - int(confirmations), seeds, state.measured, scorer, wanted);
       if (!fresh.ok()) return fresh.status();
       status_[i].realigned_seeds = state.search->realigned_seeds();

@@ -305,53 +305,6 @@ TEST(EvolutionarySearchTest, ChoicePicksMeasureAValueTheModelRanksLast) {
   EXPECT_EQ(with_key[1], 1) << key;
 }
 
-// The niche share keeps the lineage of a value the fastest records lack alive
-// through the generations however the model ranks it: without it, the last
-// generation holds almost none of its programs.
-class GenerationsScorer : public AvoidChoiceScorer {
- public:
-  using AvoidChoiceScorer::AvoidChoiceScorer;
-  std::vector<double> Score(const std::vector<const Candidate*>& candidates) override {
-    generations.emplace_back();
-    for (const Candidate* c : candidates) generations.back().push_back(*c);
-    return AvoidChoiceScorer::Score(candidates);
-  }
-  std::vector<std::vector<Candidate>> generations;  // every Score call's candidates, in order
-};
-
-TEST(EvolutionarySearchTest, ChoiceNicheKeepsTheLineageOfAValueTheModelRanksLast) {
-  ir::PrimFunc f = ShrunkDefault(std::string(TUNEFARM_SOURCE_DIR) + "/configs/workloads/gmm_512.tf");
-  auto policy = MakeCpuSketchPolicy();
-  EvolutionarySearch probe(f, policy.get(), SmallPool(1), 3);
-  std::map<std::string, int> taken_by;
-  const int kSamples = 24;
-  for (int i = 0; i < kSamples; ++i) {
-    auto c = probe.Sample();
-    ASSERT_TRUE(c.ok()) << c.status().ToString();
-    for (const std::string& key : ChoiceKeys(c->trace)) ++taken_by[key];
-  }
-  std::string key;
-  for (const auto& [k, n] : taken_by) {
-    if (n > 0 && n < kSamples / 2) key = k;
-  }
-  ASSERT_FALSE(key.empty()) << "no categorical value of the sketch taken by a minority of programs";
-  std::vector<int> in_last_generation;
-  for (double share : {0.0, 0.25}) {
-    SearchOptions options = SmallPool(3);
-    options.choice_niche_share = share;
-    EvolutionarySearch search(f, policy.get(), options, 7);
-    GenerationsScorer scorer(key);
-    auto batch = search.NextBatch(8, {}, {}, scorer, {key});
-    ASSERT_TRUE(batch.ok()) << batch.status().ToString();
-    ASSERT_EQ(scorer.generations.size(), 4u);  // three generations, then the batch's pool
-    const std::vector<Candidate>& last = scorer.generations[2];
-    in_last_generation.push_back(int(std::count_if(
-        last.begin(), last.end(), [&](const Candidate& c) { return AvoidChoiceScorer::HasKey(c, key); })));
-  }
-  EXPECT_LE(in_last_generation[0], 3) << key;
-  EXPECT_GE(in_last_generation[1], 6) << key;  // a quarter of 32, less children that stepped off the value
-}
-
 // MissingChoices: the values of the choice seeds that the fastest lack, once each.
 TEST(EvolutionarySearchTest, MissingChoicesAreTheChoiceSeedsValuesTheFastestLack) {
   ir::PrimFunc f = ShrunkDefault(std::string(TUNEFARM_SOURCE_DIR) + "/configs/workloads/gmm_512.tf");

@@ -107,13 +107,6 @@ struct SearchOptions {
   // and every run found the guarded kernels (docs/tuning-benchmarks.md,
   // "Batch places for missing choices"). 0 (the default): none kept.
   int choice_picks = 0;
-  // Share of each generation's population kept for those values' programs
-  // (the niche): their best-scored programs stay as elites and their
-  // children fill the share, parents drawn among them. Without it a model
-  // trained on the other value scores them out of the first generation, so
-  // a value the fastest records lack is explored one step from its seed at
-  // most. 0 (the default): no share kept.
-  double choice_niche_share = 0;
   int max_attempts_factor = 8;  // attempts per wanted candidate before giving up
 };
 
@@ -161,8 +154,7 @@ class EvolutionarySearch {
   // order Mutate tries them: a random order weighted by tile_mutation_share.
   std::vector<size_t> MutationOrder(const Trace& trace, const std::vector<size_t>& decisions);
   std::vector<Candidate> SampleInitPopulation(const std::vector<Trace>& seeds);
-  std::vector<Candidate> Evolve(std::vector<Candidate> population, CandidateScorer& scorer,
-                                const std::vector<std::string>& wanted_choices);
+  std::vector<Candidate> Evolve(std::vector<Candidate> population, CandidateScorer& scorer);
   std::vector<Candidate> PickBatch(std::vector<Candidate> pool, int batch_size, const std::set<uint64_t>& measured,
                                    CandidateScorer& scorer, const std::vector<std::string>& wanted_choices);
 
