@@ -102,11 +102,13 @@ struct SearchOptions {
   // program of each missing value (NextBatch's wanted_choices), in order, up
   // to this many, whatever its rank in the pool. The seeds alone give a value
   // parents, but a model trained on the other value ranks their children low
-  // and the batch never measures them. DEP to 1,000 trials, seeds 1-4, with
-  // 2: 95 % of the best known kernel within 300 trials in 2 runs against 1,
-  // and every run found the guarded kernels (docs/tuning-benchmarks.md,
-  // "Batch places for missing choices"). 0 (the default): none kept.
-  int choice_picks = 0;
+  // and the batch never measures them. DEP, 300 trials, seeds 1-14, the two
+  // alternating with one binary: 95 % of the best known kernel within 300
+  // trials in 10 runs with 2 against 5 with none, the other workloads level;
+  // at 1,000 trials 3 of 12 runs ended 4-14 % short of the best, where runs
+  // without ended within 1.3 % (docs/tuning-benchmarks.md, "Two batch places
+  // for missing choices").
+  int choice_picks = 2;
   int max_attempts_factor = 8;  // attempts per wanted candidate before giving up
 };
 
