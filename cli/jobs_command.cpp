@@ -49,7 +49,9 @@ void PrintJob(const v1::Job& job) {
   for (const v1::TaskProgress& t : job.tasks()) {
     fmt::print("    {:<20} trials {:>5}  errors {:>3}  best {:9.2f} GFLOP/s  {:6.1f}x default  record #{}", t.name(),
                t.trials(), t.errors(), t.best_gflops(), t.speedup(), t.best_record_id());
-    if (t.confirmations() > 0) fmt::print("  ({} trials measured a new best again)", t.confirmations());
+    if (t.confirmations() > 0) {
+      fmt::print("  ({} trial{} measured a new best again)", t.confirmations(), t.confirmations() == 1 ? "" : "s");
+    }
     fmt::print("\n");
   }
   if (!job.error().empty()) fmt::print("    error: {}\n", job.error());

@@ -7,11 +7,13 @@
 #include <atomic>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <thread>
 
 #include "../run_command.h"
 #include "fleet_harness.h"
+#include "tunefarm/database/database.h"
 
 namespace tunefarm::fleet_test {
 namespace {
@@ -19,6 +21,32 @@ namespace {
 using Output = testing_support::CommandOutput;
 
 Output RunCli(const std::string& args) { return testing_support::RunCommand(TunefarmBinary() + " " + args); }
+
+// The N of "(N trial(s) measured a new best again)" in `jobs get` output; 0 when
+// the line is absent.
+int ConfirmationsShown(const std::string& text) {
+  std::smatch m;
+  if (!std::regex_search(text, m, std::regex("\\((\\d+) trials? measured a new best again\\)"))) return 0;
+  return std::stoi(m[1].str());
+}
+
+// How many records of the log repeat a trace measured before.
+int MeasuredAgain(const fs::path& db_path) {
+  database::OpenOptions o;
+  o.read_only = true;
+  auto db = database::Database::Open(db_path.string(), o);
+  EXPECT_TRUE(db.ok()) << db.status().ToString();
+  if (!db.ok()) return -1;
+  std::map<std::string, int> per_trace;
+  Status st = (*db)->ForEachRecord({}, [&](const database::TuningRecord& r) {
+    ++per_trace[r.trace];
+    return Status::OK();
+  });
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  int again = 0;
+  for (const auto& [trace, count] : per_trace) again += count - 1;
+  return again;
+}
 
 class FleetCli : public ::testing::Test {
  protected:
@@ -64,6 +92,9 @@ TEST_F(FleetCli, SubmitWatchListGetStatusAndCancel) {
   Output get = RunCli("jobs get cli-job" + client_);
   EXPECT_EQ(get.code, 0);
   EXPECT_NE(get.text.find("record #"), std::string::npos) << get.text;
+  // The confirmations line names as many trials as the log holds second
+  // measurements of a trace, and is absent when there are none.
+  EXPECT_EQ(ConfirmationsShown(get.text), MeasuredAgain(dir_ / "farm.db")) << get.text;
 
   Output fleet = RunCli("fleet status" + client_);
   ASSERT_EQ(fleet.code, 0) << fleet.text;
