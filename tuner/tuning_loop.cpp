@@ -4,6 +4,7 @@
 //   (trace_times.h)               -- per-trace means and the best, as the log ranks them
 //   TuningLoop::Resume            -- reads a task's records back from the log
 //   TuningLoop::MeasureAndRecord  -- measures a batch, commits it, teaches the model
+//   TuningLoop::NoteUnconfirmedBest -- which best the next batch measures again
 //   TuningLoop::Run               -- the rounds; a new best rides with the next batch
 #include "tunefarm/tuner/tuning_loop.h"
 
@@ -148,6 +149,20 @@ TuningLoop::~TuningLoop() = default;
 Status TuningLoop::Resume(TaskState& state, TaskStatus& status) {
   database::Target target = RecordTargetForRun();
   std::vector<costmodel::MeasuredCandidate> training;
+  // One training row per program, as the live loop teaches it: its first
+  // record of this run's fingerprint, else its first stale one. A program's
+  // later records are confirmations.
+  std::map<uint64_t, std::pair<size_t, bool>> row_of;  // program hash -> (row, from a current record)
+  std::map<std::string, int> current_records;          // by trace text
+  auto teach = [&](uint64_t hash, bool current, costmodel::MeasuredCandidate row) {
+    auto [it, added] = row_of.try_emplace(hash, training.size(), current);
+    if (added) {
+      training.push_back(std::move(row));
+    } else if (current && !it->second.second) {
+      training[it->second.first] = std::move(row);
+      it->second.second = true;
+    }
+  };
   Status st = db_->ForEachRecord({state.task.hash, target.target}, [&](const database::TuningRecord& r) -> Status {
     // Records of other devices (another device key of a fleet, a test device)
     // belong to their own tuning runs: their times say nothing about this one.
@@ -165,17 +180,20 @@ Status TuningLoop::Resume(TaskState& state, TaskStatus& status) {
     auto c = state.search->Replay(*trace);
     if (!c.ok()) return Status::OK();
     state.measured.insert(c->hash);
-    if (current) state.measured_current.insert(c->hash);
+    if (current) {
+      state.measured_current.insert(c->hash);
+      ++current_records[r.trace];
+    }
     if (!r.ok()) {
       ++status.errors;
       if (current && r.error_kind == database::ErrorKind::kWrongResult) NoteWrongResult(state.times, status, r.trace);
-      if (model_) training.push_back(costmodel::MeasuredCandidate::FromLowered(state.task.hash, c->lowered, 0, true));
+      if (model_) teach(c->hash, current, costmodel::MeasuredCandidate::FromLowered(state.task.hash, c->lowered, 0, true));
       return Status::OK();
     }
     double secs = Mean(r.run_secs);
     // Stale times still teach the model how programs rank; they neither set
     // the best nor the baseline (RefreshStaleRecords measures the fastest again).
-    if (model_) training.push_back(costmodel::MeasuredCandidate::FromLowered(state.task.hash, c->lowered, secs));
+    if (model_) teach(c->hash, current, costmodel::MeasuredCandidate::FromLowered(state.task.hash, c->lowered, secs));
     if (!current) {
       state.stale.push_back({secs, *trace, c->hash});
       return Status::OK();
@@ -188,6 +206,13 @@ Status TuningLoop::Resume(TaskState& state, TaskStatus& status) {
     return Status::OK();
   });
   TF_RETURN_IF_ERROR(st);
+  // A trace with a second record was confirmed, or its confirmation failed:
+  // either way it is never measured a third time.
+  for (const auto& [text, count] : current_records) {
+    if (count < 2) continue;
+    status.confirmations += count - 1;
+    state.confirm_tried.insert(text);
+  }
   for (const auto& [text, t] : state.times) {
     if (t.count > 0) state.successes.push_back({t.Mean(), t.trace});
   }
@@ -197,6 +222,8 @@ Status TuningLoop::Resume(TaskState& state, TaskStatus& status) {
     state.history.best_after_batch.push_back(status.best_seconds > 0 ? status.best_seconds
                                                                       : std::numeric_limits<double>::infinity());
   }
+  // A best the stopped run left unconfirmed rides with this run's first batch.
+  NoteUnconfirmedBest(state, status, {});
   if (model_ && !training.empty()) TF_RETURN_IF_ERROR(model_->Update(training));
   return Status::OK();
 }
@@ -266,6 +293,7 @@ Status TuningLoop::MeasureAndRecord(TaskState& state, TaskStatus& status, std::v
   }
   // Committed before anything else happens: a crash after this loses nothing.
   TF_ASSIGN_OR_RETURN(std::vector<int64_t> ids, db_->CommitRecords(records));
+  status.confirmations += int(confirmations);
   std::vector<costmodel::MeasuredCandidate> learned;
   for (size_t i = 0; i < results.size(); ++i) {
     const bool confirmation = i < confirmations;
@@ -294,29 +322,7 @@ Status TuningLoop::MeasureAndRecord(TaskState& state, TaskStatus& status, std::v
     }
   }
   std::sort(state.successes.begin(), state.successes.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  // A new best measured once is measured again, with the task's next batch,
-  // unless it is the untuned default, whose one run can take seconds.
-  state.unconfirmed_best.reset();
-  if (options_.confirm_best && status.best_seconds > 0) {
-    const TraceTimes& best = state.times.at(status.best_trace);
-    // Once per trace: a confirmation that failed (a timeout, a lost worker)
-    // leaves the count at one, and must not repeat after every batch.
-    if (best.count == 1 && best.trace.size() > 0 && !state.confirm_tried.count(status.best_trace)) {
-      for (const Candidate& c : batch) {
-        if (c.trace.ToText() == status.best_trace) state.unconfirmed_best = c;
-      }
-      // A trace of an earlier batch that leads again once a faster-looking one
-      // fell back. A record whose text is not the replayed trace's canonical
-      // form (imported, written by hand) is left alone: its second record
-      // would be another trace to the log.
-      if (!state.unconfirmed_best) {
-        auto replayed = state.search->Replay(best.trace);
-        if (replayed.ok() && replayed->trace.ToText() == status.best_trace) {
-          state.unconfirmed_best = std::move(replayed).value();
-        }
-      }
-    }
-  }
+  NoteUnconfirmedBest(state, status, batch);
   state.history.trials = status.trials;
   state.history.best_after_batch.push_back(status.best_seconds > 0 ? status.best_seconds
                                                                     : std::numeric_limits<double>::infinity());
@@ -326,6 +332,28 @@ Status TuningLoop::MeasureAndRecord(TaskState& state, TaskStatus& status, std::v
     if (!st.ok()) return Status(st.code(), "retraining the cost model: " + st.message());
   }
   return Status::OK();
+}
+
+// A new best measured once is measured again, with the task's next batch,
+// unless it is the untuned default, whose one run can take seconds.
+void TuningLoop::NoteUnconfirmedBest(TaskState& state, const TaskStatus& status, const std::vector<Candidate>& batch) {
+  state.unconfirmed_best.reset();
+  if (!options_.confirm_best || status.best_seconds <= 0) return;
+  const TraceTimes& best = state.times.at(status.best_trace);
+  // Once per trace: a confirmation that failed (a timeout, a lost worker)
+  // leaves the count at one, and must not repeat after every batch.
+  if (best.count != 1 || best.trace.size() == 0 || state.confirm_tried.count(status.best_trace)) return;
+  for (const Candidate& c : batch) {
+    if (c.trace.ToText() == status.best_trace) state.unconfirmed_best = c;
+  }
+  // A trace of an earlier batch (or run) that leads again once a
+  // faster-looking one fell back. A record whose text is not the replayed
+  // trace's canonical form (imported, written by hand) is left alone: its
+  // second record would be another trace to the log.
+  if (!state.unconfirmed_best) {
+    auto replayed = state.search->Replay(best.trace);
+    if (replayed.ok() && replayed->trace.ToText() == status.best_trace) state.unconfirmed_best = std::move(replayed).value();
+  }
 }
 
 Status TuningLoop::Run(std::vector<TuneTask> tasks, const std::atomic<bool>& stop,
@@ -442,8 +470,11 @@ Status TuningLoop::Run(std::vector<TuneTask> tasks, const std::atomic<bool>& sto
       for (Candidate& c : *fresh) batch.push_back(std::move(c));
     }
     if (batch.empty()) continue;
-    status_[i].confirmations += int(confirmations);
     TF_RETURN_IF_ERROR(MeasureAndRecord(state, status_[i], std::move(batch), options_.measure, confirmations));
+    // A batch of a confirmation alone can leave another trace leading with
+    // one measurement: the task stays in the rotation until that one is
+    // measured again too (each trace once, so this ends).
+    if (exhausted[i] && state.unconfirmed_best) exhausted[i] = false;
     report(i);
   }
   return Status::OK();

@@ -26,8 +26,10 @@ Output RunCli(const std::string& args) { return testing_support::RunCommand(Tune
 // the line is absent.
 int ConfirmationsShown(const std::string& text) {
   std::smatch m;
-  if (!std::regex_search(text, m, std::regex("\\((\\d+) trials? measured a new best again\\)"))) return 0;
-  return std::stoi(m[1].str());
+  if (!std::regex_search(text, m, std::regex("\\((\\d+) (trials?) measured a new best again\\)"))) return 0;
+  const int n = std::stoi(m[1].str());
+  EXPECT_EQ(m[2].str(), n == 1 ? "trial" : "trials") << text;
+  return n;
 }
 
 // How many records of the log repeat a trace measured before.

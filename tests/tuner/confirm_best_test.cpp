@@ -1,16 +1,20 @@
-// A new best measured once is measured again before it counts: the tuning
-// loop's best is the trace with the lowest mean over its measurements, the
-// same trace the database hands out, also after a resume; without
-// confirmation the best is the luckiest single measurement.
+// A new best measured once is measured again, with the task's next batch:
+// the tuning loop's best is the trace with the lowest mean over its
+// measurements, the same trace the database hands out, also after a resume;
+// without confirmation the best is the luckiest single measurement. A
+// confirmation is a trial, is never repeated (also across a resume), and is
+// not taught to the cost model.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <random>
 #include <set>
 
 #include "tunefarm/compiler/workload_parser.h"
+#include "tunefarm/costmodel/cost_model.h"
 #include "tunefarm/database/database.h"
 #include "tunefarm/tuner/tuning_loop.h"
 #include "tuning_loop_test_util.h"
@@ -53,6 +57,33 @@ class LuckyOnceMeasurer : public Measurer {
   std::set<std::string> seen_;
 };
 
+// A cost model that scores programs at random, as an untrained one does, and
+// counts the rows it is taught.
+class CountingModel : public costmodel::CostModel {
+ public:
+  Status Update(const std::vector<costmodel::MeasuredCandidate>& measured) override {
+    rows += measured.size();
+    return Status::OK();
+  }
+  Result<std::vector<double>> Predict(const std::vector<const ir::PrimFunc*>& lowered) override {
+    return Scores(lowered.size());
+  }
+  Result<std::vector<double>> PredictFeatures(const costmodel::FeatureMatrix& x) override {
+    return Scores(size_t(x.rows()));
+  }
+  Status Save(const std::string&) const override { return Status::OK(); }
+  Status Load(const std::string&) override { return Status::OK(); }
+  size_t rows = 0;
+
+ private:
+  std::vector<double> Scores(size_t n) {
+    std::vector<double> scores(n);
+    for (double& x : scores) x = std::uniform_real_distribution<double>(0, 1)(rng_);
+    return scores;
+  }
+  std::mt19937 rng_{17};
+};
+
 struct TraceMeans {
   std::map<std::string, std::pair<double, int>> sums;  // trace -> (sum of means, records)
   std::map<std::string, int64_t> first_id;             // ties go to the older trace, as in the database
@@ -84,7 +115,7 @@ class ConfirmBestTest : public ::testing::Test {
     o.warm_start_records = 0;
     o.search.population = 32;
     o.confirm_best = confirm;
-    loop_ = std::make_unique<TuningLoop>(o, db_.get(), &measurer_, nullptr);
+    loop_ = std::make_unique<TuningLoop>(o, db_.get(), &measurer_, model_);
     std::atomic<bool> stop{false};
     return loop_->Run({*MakeTuneTask(testing::SmallMatmul())}, stop, nullptr);
   }
@@ -135,7 +166,15 @@ class ConfirmBestTest : public ::testing::Test {
 
   fs::path dir_;
   std::unique_ptr<database::Database> db_;
+  // Every trace's count of records in the log.
+  std::map<std::string, int> RecordsPerTrace() {
+    std::map<std::string, int> per_trace;
+    for (const auto& r : Records()) ++per_trace[r.trace];
+    return per_trace;
+  }
+
   LuckyOnceMeasurer measurer_;
+  costmodel::CostModel* model_ = nullptr;  // what Tune's loop is taught through; none by default
   std::unique_ptr<TuningLoop> loop_;
 };
 
@@ -251,6 +290,40 @@ TEST_F(ConfirmBestTest, AResumedLoopRanksByTheMean) {
   ASSERT_TRUE(Tune(64, /*confirm=*/true).ok());  // the budget is spent: resume only
   EXPECT_EQ(Records().size(), 64u);
   ExpectBestsAgree();
+}
+
+// A resumed run counts the confirmations already in the log, and measures
+// no trace a third time: not one confirmed before, nor one whose confirmation
+// failed and so still has its one lucky time.
+TEST_F(ConfirmBestTest, AResumedRunCountsTheLogsConfirmationsAndRepeatsNone) {
+  measurer_.fail_again = true;
+  ASSERT_TRUE(Tune(48, /*confirm=*/true).ok());
+  const int first_run = loop_->status().at(0).confirmations;
+  ASSERT_GT(first_run, 0);
+  ASSERT_TRUE(Tune(120, /*confirm=*/true).ok());
+  EXPECT_EQ(Records().size(), 120u);
+  int measured_again = 0;
+  for (const auto& [trace, count] : RecordsPerTrace()) {
+    EXPECT_LE(count, 2) << trace;
+    measured_again += count - 1;
+  }
+  EXPECT_EQ(loop_->status().at(0).confirmations, measured_again);
+  ExpectBestsAgree();
+}
+
+// The cost model learns each program once: a confirmation is not taught
+// again, neither as it is measured nor when a resumed run reads the log back.
+TEST_F(ConfirmBestTest, AConfirmationIsNotTaughtToTheModel) {
+  CountingModel live;
+  model_ = &live;
+  ASSERT_TRUE(Tune(64, /*confirm=*/true).ok());
+  ASSERT_GT(loop_->status().at(0).confirmations, 0);
+  const size_t programs = RecordsPerTrace().size();
+  EXPECT_EQ(live.rows, programs);
+  CountingModel resumed;
+  model_ = &resumed;
+  ASSERT_TRUE(Tune(64, /*confirm=*/true).ok());  // the budget is spent: resume only
+  EXPECT_EQ(resumed.rows, programs);
 }
 
 }  // namespace

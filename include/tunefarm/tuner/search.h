@@ -105,7 +105,7 @@ struct SearchOptions {
   // and the batch never measures them. DEP, 300 trials, seeds 1-14, the two
   // alternating with one binary: 95 % of the best known kernel within 300
   // trials in 10 runs with 2 against 5 with none, the other workloads level;
-  // at 1,000 trials 3 of 12 runs ended 4-14 % short of the best, where runs
+  // at 1,000 trials 3 of 11 runs ended 4-14 % short of the best, where runs
   // without ended within 1.3 % (docs/tuning-benchmarks.md, "Two batch places
   // for missing choices").
   int choice_picks = 2;

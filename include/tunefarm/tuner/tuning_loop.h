@@ -110,7 +110,7 @@ struct TaskStatus {
   int stale_records = 0;
   std::string stale_from;  // what differs, e.g. "code of toolchain 'llvm-16'"
   int refreshed = 0;       // stale records measured again by this run
-  int confirmations = 0;   // trials that measured a new best again (TuneOptions::confirm_best)
+  int confirmations = 0;   // trials that measured a new best again (TuneOptions::confirm_best), resumed ones too
 };
 
 struct Progress {
@@ -157,6 +157,10 @@ class TuningLoop {
   // taught to the cost model a second time.
   Status MeasureAndRecord(TaskState& state, TaskStatus& status, std::vector<Candidate> batch,
                           const MeasureOptions& measure, size_t confirmations = 0);
+  // Sets state.unconfirmed_best when the task's best has one measurement and
+  // was never measured again: the candidate of `batch` with its trace, else
+  // its replay. With options_.confirm_best only; the untuned default never.
+  void NoteUnconfirmedBest(TaskState& state, const TaskStatus& status, const std::vector<Candidate>& batch);
 
   TuneOptions options_;
   database::Database* db_;
