@@ -214,8 +214,11 @@ std::vector<Candidate> EvolutionarySearch::PickBatch(std::vector<Candidate> pool
   std::vector<bool> taken(fresh.size(), false);
   // Values the fastest records lack first: the model, taught mostly by the
   // other value's programs, would rank their best children out of the batch.
+  // At most half of the model's places, so that a small batch (the last of a
+  // budget, a small --batch-size) still measures the model's own favourites.
+  const int choice_places = std::min(options_.choice_picks, (batch_size - random_picks) / 2);
   for (const std::string& key : wanted_choices) {
-    if (int(batch.size()) >= std::min(options_.choice_picks, batch_size - random_picks)) break;
+    if (int(batch.size()) >= choice_places) break;
     for (size_t i : order) {
       if (taken[i]) continue;
       std::vector<std::string> keys = ChoiceKeys(fresh[i].trace);

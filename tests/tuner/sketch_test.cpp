@@ -254,11 +254,18 @@ TEST(EvolutionarySearchTest, EpsilonPicksAreRandomSamplesOfTheSketch) {
 // a model that has only seen the other values measured.
 class AvoidChoiceScorer : public CandidateScorer {
  public:
-  explicit AvoidChoiceScorer(std::string key) : key_(std::move(key)) {}
+  explicit AvoidChoiceScorer(std::string key) : keys_{std::move(key)} {}
+  explicit AvoidChoiceScorer(std::vector<std::string> keys) : keys_(std::move(keys)) {}
   std::vector<double> Score(const std::vector<const Candidate*>& candidates) override {
     std::vector<double> scores;
-    for (const Candidate* c : candidates) scores.push_back(HasKey(*c, key_) ? -1.0 : 0.0);
+    for (const Candidate* c : candidates) scores.push_back(HasAnyKey(*c) ? -1.0 : 0.0);
     return scores;
+  }
+  bool HasAnyKey(const Candidate& c) const {
+    for (const std::string& key : keys_) {
+      if (HasKey(c, key)) return true;
+    }
+    return false;
   }
   static bool HasKey(const Candidate& c, const std::string& key) {
     std::vector<std::string> keys = ChoiceKeys(c.trace);
@@ -266,8 +273,26 @@ class AvoidChoiceScorer : public CandidateScorer {
   }
 
  private:
-  std::string key_;
+  std::vector<std::string> keys_;
 };
+
+// Categorical values some of 24 random programs of `f` take, but fewer than half.
+std::vector<std::string> MinorityChoices(const ir::PrimFunc& f, SketchPolicy* policy) {
+  EvolutionarySearch probe(f, policy, SmallPool(1), 3);
+  std::map<std::string, int> taken_by;
+  const int kSamples = 24;
+  for (int i = 0; i < kSamples; ++i) {
+    auto c = probe.Sample();
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    if (!c.ok()) return {};
+    for (const std::string& key : ChoiceKeys(c->trace)) ++taken_by[key];
+  }
+  std::vector<std::string> keys;
+  for (const auto& [k, n] : taken_by) {
+    if (n > 0 && n < kSamples / 2) keys.push_back(k);
+  }
+  return keys;
+}
 
 // A value the fastest records lack gets its batch place (choice_picks) however
 // the model ranks it; without choice_picks the model's ranking keeps it out.
@@ -275,19 +300,9 @@ TEST(EvolutionarySearchTest, ChoicePicksMeasureAValueTheModelRanksLast) {
   ir::PrimFunc f = ShrunkDefault(std::string(TUNEFARM_SOURCE_DIR) + "/configs/workloads/gmm_512.tf");
   auto policy = MakeCpuSketchPolicy();
   // A categorical value some random programs take and others do not.
-  EvolutionarySearch probe(f, policy.get(), SmallPool(1), 3);
-  std::map<std::string, int> taken_by;
-  const int kSamples = 24;
-  for (int i = 0; i < kSamples; ++i) {
-    auto c = probe.Sample();
-    ASSERT_TRUE(c.ok()) << c.status().ToString();
-    for (const std::string& key : ChoiceKeys(c->trace)) ++taken_by[key];
-  }
-  std::string key;
-  for (const auto& [k, n] : taken_by) {
-    if (n > 0 && n < kSamples / 2) key = k;
-  }
-  ASSERT_FALSE(key.empty()) << "no categorical value of the sketch taken by a minority of programs";
+  std::vector<std::string> minority = MinorityChoices(f, policy.get());
+  ASSERT_FALSE(minority.empty()) << "no categorical value of the sketch taken by a minority of programs";
+  const std::string key = minority.back();
   std::vector<int> with_key;
   for (int picks : {0, 1}) {
     SearchOptions options = SmallPool(2);
@@ -303,6 +318,27 @@ TEST(EvolutionarySearchTest, ChoicePicksMeasureAValueTheModelRanksLast) {
   }
   EXPECT_EQ(with_key[0], 0) << key;
   EXPECT_EQ(with_key[1], 1) << key;
+}
+
+// Choice picks take at most half of the places the model fills: in a batch of
+// two, one goes to a missing value and the other to the model's favourite,
+// even with two values missing and two picks allowed.
+TEST(EvolutionarySearchTest, ChoicePicksLeaveHalfOfASmallBatchToTheModel) {
+  ir::PrimFunc f = ShrunkDefault(std::string(TUNEFARM_SOURCE_DIR) + "/configs/workloads/gmm_512.tf");
+  auto policy = MakeCpuSketchPolicy();
+  std::vector<std::string> minority = MinorityChoices(f, policy.get());
+  ASSERT_GE(minority.size(), 2u) << "fewer than two categorical values taken by a minority of programs";
+  const std::vector<std::string> wanted = {minority[0], minority[1]};
+  SearchOptions options = SmallPool(2);
+  options.epsilon = 0;
+  options.choice_picks = 2;
+  EvolutionarySearch search(f, policy.get(), options, 7);
+  AvoidChoiceScorer scorer(wanted);
+  auto batch = search.NextBatch(2, {}, {}, scorer, wanted);
+  ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+  ASSERT_EQ(batch->size(), 2u);
+  EXPECT_TRUE(scorer.HasAnyKey((*batch)[0])) << "the missing value's place";
+  EXPECT_FALSE(scorer.HasAnyKey((*batch)[1])) << "the model's favourite";
 }
 
 // MissingChoices: the values of the choice seeds that the fastest lack, once each.

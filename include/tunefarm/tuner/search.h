@@ -100,7 +100,8 @@ struct SearchOptions {
   int seeds_per_choice = 1;
   // Places of each batch kept for those values: the best-scored unmeasured
   // program of each missing value (NextBatch's wanted_choices), in order, up
-  // to this many, whatever its rank in the pool. The seeds alone give a value
+  // to this many and to half of the batch's places not drawn at random,
+  // whatever its rank in the pool. The seeds alone give a value
   // parents, but a model trained on the other value ranks their children low
   // and the batch never measures them. DEP, 300 trials, seeds 1-14, the two
   // alternating with one binary: 95 % of the best known kernel within 300
