@@ -302,7 +302,8 @@ void AddTuneCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str()->check(CLI::Range(1, 64));
   cmd->add_option("--choice-picks", o->choice_picks,
                   "Places of each batch kept for those values: the best-scored new program of each value the "
-                  "fastest records lack, however the cost model ranks it (0: none)")
+                  "fastest records lack, however the cost model ranks it, at most half of the places the model "
+                  "fills (0: none)")
       ->capture_default_str()->check(CLI::Range(0, 16));
   cmd->callback([o, exit_code] { *exit_code = Tune(*o); });
 }

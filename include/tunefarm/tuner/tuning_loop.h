@@ -78,7 +78,9 @@ struct TuneOptions {
   std::function<std::optional<database::HardwareFingerprint>(const std::string& worker)> worker_fingerprint;
   std::string device = "cpu";         // records' device; resuming reads only this device's records
   // Measure a new best again (one trial of the task's next batch, its own
-  // record; a best of the last batch stays measured once) so that it
+  // record; a best of the last batch stays measured once, and is measured
+  // first when the run is resumed; in a job of several workloads a task's
+  // best waits for the scheduler to pick that task again) so that it
   // ranks by the mean of two measurements, not by its luckiest one: among
   // kernels within a few percent of each other, the fastest single time is
   // mostly the one the machine's noise favoured. Off: nothing is measured
