@@ -326,5 +326,23 @@ TEST_F(ConfirmBestTest, AConfirmationIsNotTaughtToTheModel) {
   EXPECT_EQ(resumed.rows, programs);
 }
 
+// A best the stopped run left measured once is the first candidate the
+// resumed run measures.
+TEST_F(ConfirmBestTest, AResumedRunFirstConfirmsTheBestTheStoppedRunLeft) {
+  bool checked = false;
+  for (int trials = 17; trials <= 97 && !checked; trials += 8) {
+    ASSERT_TRUE(Tune(trials, /*confirm=*/true).ok());  // resumes the log, 8 more trials each time
+    const std::string best = loop_->status().at(0).best_trace;
+    // The untuned default is never measured again.
+    if (best.empty() || best == Trace().ToText() || RecordsPerTrace()[best] != 1) continue;
+    ASSERT_TRUE(Tune(trials + 8, /*confirm=*/true).ok());
+    std::vector<database::TuningRecord> records = Records();
+    ASSERT_EQ(records.size(), size_t(trials + 8));
+    EXPECT_EQ(records[size_t(trials)].trace, best) << "the resumed run's first record is not the unconfirmed best";
+    checked = true;
+  }
+  EXPECT_TRUE(checked) << "no run ended with a best measured once";
+}
+
 }  // namespace
 }  // namespace tunefarm::tuner
