@@ -20,6 +20,7 @@
 
 #include "expert_schedules.h"
 #include "bench_timing.h"
+#include "host_description.h"
 #include "tunefarm/compiler/codegen_llvm.h"
 #include "tunefarm/compiler/host_buffer.h"
 #include "tunefarm/compiler/lower.h"
@@ -193,6 +194,7 @@ int RunC2d(int repeat, int threads) {
 
 int main(int argc, char** argv) {
   int repeat = argc > 1 ? std::max(3, std::atoi(argv[1])) : 7;
+  std::printf("host: %s\n", tunefarm::bench::HostDescription().c_str());
   int rc = 0;
   for (int threads : {1, 2}) rc |= tunefarm::bench::RunGmm(repeat, threads);
   for (int threads : {1, 2}) rc |= tunefarm::bench::RunC2d(repeat, threads);

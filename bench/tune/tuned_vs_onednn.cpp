@@ -31,6 +31,7 @@
 #include "onednn_reference.h"
 #include "tune_log.h"
 #include "bench_timing.h"
+#include "host_description.h"
 #include "tunefarm/compiler/codegen_llvm.h"
 #include "tunefarm/compiler/host_buffer.h"
 #include "tunefarm/compiler/lower.h"
@@ -328,6 +329,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", db.status().ToString().c_str());
     return 1;
   }
+  std::printf("host: %s\n", HostDescription().c_str());
   int rc = 0;
   for (const std::string& name : o.only.empty() ? kSuite : o.only) rc |= RunWorkload(o, name, **db);
   PrintTable();
