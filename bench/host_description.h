@@ -1,9 +1,9 @@
 // One line naming the machine a benchmark ran on, printed first by every
-// side-by-side benchmark: ratios against a peer library move with the CPU
-// (a core that executes 512-bit FMAs in one pass against one that splits
-// them doubles the peer's GEMM speed), so a table must say where it was taken.
-// LLVM names both Zen 4 and Zen 5 `znver4`; /proc/cpuinfo's family and model
-// tell them apart (Zen 4: family 25, Zen 5: family 26).
+// side-by-side benchmark: ratios against a peer library move with the host
+// (oneDNN's GMM ran 2.2x as fast on one 2-core host of ours as on another),
+// so a table must say where it was taken. LLVM 16 names both Zen 4 and Zen 5
+// `znver4`; /proc/cpuinfo's family and model tell them apart (Zen 4: family
+// 25, Zen 5: family 26).
 #pragma once
 
 #include <fstream>
