@@ -23,6 +23,7 @@ Result<CpuSketchConfig> LoadCpuSketchConfig(const std::string& path) {
                                               "vector_lanes", "max_vector_register_tile",
                                               "rfactor_max_spatial", "rfactor_min_reduction",
                                               "register_tile_needs_reuse", "pad_inputs", "pad_root_min_reuse",
+                                              "guarded_unroll_min_step",
                                               "stride_classes_outer"};
   for (const auto& [key, value] : table) {
     if (!kKeys.count(std::string(key.str()))) {
@@ -65,6 +66,7 @@ Result<CpuSketchConfig> LoadCpuSketchConfig(const std::string& path) {
   TF_RETURN_IF_ERROR(get_bool("register_tile_needs_reuse", &c.register_tile_needs_reuse));
   TF_RETURN_IF_ERROR(get_bool("pad_inputs", &c.pad_inputs));
   TF_RETURN_IF_ERROR(get_int("pad_root_min_reuse", 0, int64_t(1) << 40, &c.pad_root_min_reuse));
+  TF_RETURN_IF_ERROR(get_int("guarded_unroll_min_step", 0, int64_t(1) << 40, &c.guarded_unroll_min_step));
   TF_RETURN_IF_ERROR(get_bool("stride_classes_outer", &c.stride_classes_outer));
   if (const toml::node* n = table.get("unroll_steps")) {
     const toml::array* arr = n->as_array();

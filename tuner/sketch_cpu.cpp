@@ -168,10 +168,18 @@ class CpuSketchPolicy : public SketchPolicy {
     // input the vector axis strides through is packed in its padded copy.
     std::map<int, BlockRV> padded;  // read index -> its padded copy
     std::set<int> pad_per_task;     // read indices whose copy is made per task only
-    for (size_t r = 0; config_.pad_inputs && r < shape.read_constant.size(); ++r) {
+    bool keeps_guards = false;  // some input is still read under its padding guards
+    for (size_t r = 0; r < shape.read_constant.size(); ++r) {
       if (shape.read_constant[r] || !sch.CanPadInput(block, int(r))) continue;
+      if (!config_.pad_inputs) {
+        keeps_guards = true;
+        continue;
+      }
       TF_ASSIGN_OR_RETURN(ValueRV pad, sch.SampleCategorical({0, 1}, {1.0, 1.0}));
-      if (sch.Get(pad) == 0) continue;
+      if (sch.Get(pad) == 0) {
+        keeps_guards = true;
+        continue;
+      }
       TF_ASSIGN_OR_RETURN(padded[int(r)], sch.PadInput(block, int(r)));
       const int64_t reads_per_element = shape.iterations / std::max<int64_t>(1, shape.read_elements[r]);
       if (reads_per_element < config_.pad_root_min_reuse) pad_per_task.insert(int(r));
@@ -296,8 +304,7 @@ class CpuSketchPolicy : public SketchPolicy {
     TF_RETURN_IF_ERROR(sch.Parallel(outer));
     TF_ASSIGN_OR_RETURN(int64_t vector_extent, sch.LoopExtent(vector_loop));
     if (vector_extent > 1) TF_RETURN_IF_ERROR(sch.Vectorize(vector_loop));
-    TF_ASSIGN_OR_RETURN(ValueRV unroll, sch.SampleCategorical(config_.unroll_steps,
-                                                              std::vector<double>(config_.unroll_steps.size(), 1.0)));
+    TF_ASSIGN_OR_RETURN(ValueRV unroll, sch.SampleCategorical(config_.unroll_steps, UnrollWeights(keeps_guards)));
     if (sch.Get(unroll) > 0) TF_RETURN_IF_ERROR(sch.Annotate(outer, "pragma_auto_unroll_max_step", sch.Get(unroll)));
     if (have_epilogue) {
       TF_ASSIGN_OR_RETURN(std::string epilogue_name, sch.BlockName(epilogue));
@@ -434,6 +441,24 @@ class CpuSketchPolicy : public SketchPolicy {
     TF_ASSIGN_OR_RETURN(int64_t lanes, sch.LoopExtent(parts[1]));
     if (!reduction && lanes > 1) TF_RETURN_IF_ERROR(sch.Vectorize(parts[1]));
     return Status::OK();
+  }
+
+  // Weights of unroll_steps: all alike, except that a kernel keeping its
+  // padding guards leaves out the depths below guarded_unroll_min_step
+  // (all alike again if that leaves none). Weights rather than a shorter
+  // list, so that a decision keeps its index: an older record's deep unroll
+  // is still a hint its replay follows, and only a guarded kernel's shallow
+  // one is drawn anew.
+  std::vector<double> UnrollWeights(bool keeps_guards) const {
+    std::vector<double> weights(config_.unroll_steps.size(), 1.0);
+    if (!keeps_guards) return weights;
+    bool any = false;
+    for (size_t i = 0; i < weights.size(); ++i) {
+      if (config_.unroll_steps[i] < config_.guarded_unroll_min_step) weights[i] = 0.0;
+      any = any || weights[i] > 0;
+    }
+    if (!any) std::fill(weights.begin(), weights.end(), 1.0);
+    return weights;
   }
 
   CpuSketchConfig config_;

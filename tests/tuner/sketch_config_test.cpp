@@ -39,6 +39,7 @@ TEST_F(SketchConfigTest, ShippedRuleSetLoads) {
   EXPECT_TRUE(c->register_tile_needs_reuse);
   EXPECT_TRUE(c->pad_inputs);
   EXPECT_EQ(c->pad_root_min_reuse, 32);
+  EXPECT_EQ(c->guarded_unroll_min_step, 64);
   EXPECT_TRUE(c->stride_classes_outer);
 }
 
@@ -48,7 +49,7 @@ TEST_F(SketchConfigTest, EveryKeyIsRead) {
       "max_reduce_inner_tile = 16\nunroll_steps = [0, 64]\ncache_write = false\ninline_elementwise = false\n"
       "vector_lanes = 8\nmax_vector_register_tile = 2\nrfactor_max_spatial = 0\nrfactor_min_reduction = 4\n"
       "register_tile_needs_reuse = false\npad_inputs = false\npad_root_min_reuse = 7\n"
-      "stride_classes_outer = false\n");
+      "guarded_unroll_min_step = 16\nstride_classes_outer = false\n");
   auto c = LoadCpuSketchConfig(path);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->spatial_levels, 3);
@@ -66,6 +67,7 @@ TEST_F(SketchConfigTest, EveryKeyIsRead) {
   EXPECT_FALSE(c->register_tile_needs_reuse);
   EXPECT_FALSE(c->pad_inputs);
   EXPECT_EQ(c->pad_root_min_reuse, 7);
+  EXPECT_EQ(c->guarded_unroll_min_step, 16);
   EXPECT_FALSE(c->stride_classes_outer);
 }
 
@@ -83,6 +85,7 @@ TEST_F(SketchConfigTest, MistakesNameTheFileAndKey) {
       {"unroll_steps = [0, 16.0]\n", "'unroll_steps' must hold non-negative integers"},
       {"pad_root_min_reuse = -1\n", "'pad_root_min_reuse' must be an integer in [0, "},
       {"pad_inputs = 1\n", "'pad_inputs' must be true or false"},
+      {"guarded_unroll_min_step = -64\n", "'guarded_unroll_min_step' must be an integer in [0, "},
       {"stride_classes_outer = \"yes\"\n", "'stride_classes_outer' must be true or false"},
       {"spatial_levels = 4.0\n", "'spatial_levels' must be an integer in [2, 6]"},
       {"spatial_levels = \n", "cpu.toml:1:"},

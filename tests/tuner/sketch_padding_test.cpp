@@ -100,6 +100,50 @@ TEST(SketchPaddingTest, ConvolutionsSampleBothPaddedAndGuardedReads) {
   EXPECT_LT(loose.per_task, loose.padded);
 }
 
+// The unroll depth a sample took ("sample_categorical([0, 16, 64, 512], ...) decision=K").
+int64_t UnrollDepth(const std::string& trace, const std::vector<int64_t>& steps) {
+  const size_t at = trace.find("sample_categorical([0, 16, 64, 512]");
+  if (at == std::string::npos) return -1;
+  const size_t decision = trace.find("decision=", at);
+  return steps.at(size_t(std::stoll(trace.substr(decision + 9))));
+}
+
+// {guarded kernels unrolled less than 64 steps, guarded ones, padded ones
+// unrolled less than 64 steps, padded ones} over `samples` DEP samples.
+std::vector<int> ShallowUnrolls(int64_t guarded_unroll_min_step, int samples) {
+  ir::PrimFunc f = ShrunkDefault(std::string(TUNEFARM_SOURCE_DIR) + "/configs/workloads/dep_3x3_c256_28.tf");
+  CpuSketchConfig config;
+  config.guarded_unroll_min_step = guarded_unroll_min_step;
+  auto policy = MakeCpuSketchPolicy(config);
+  EvolutionarySearch search(f, policy.get(), SearchOptions{}, 31);
+  std::vector<int> counts(4, 0);
+  for (int i = 0; i < samples; ++i) {
+    auto c = search.Sample();
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    if (!c.ok()) continue;
+    const std::string trace = c->trace.ToText();
+    const int64_t depth = UnrollDepth(trace, config.unroll_steps);
+    EXPECT_GE(depth, 0) << trace;
+    const int base = trace.find("pad_input(") == std::string::npos ? 0 : 2;
+    counts[base] += depth < 64;
+    counts[base + 1]++;
+  }
+  return counts;
+}
+
+TEST(SketchPaddingTest, GuardedKernelsUnrollDeeply) {
+  // Guards fold only in unrolled copies: a kernel that keeps them unrolls 64
+  // steps or more; a padded one, whose inner loops have no guard, any depth.
+  std::vector<int> on = ShallowUnrolls(64, 48);
+  EXPECT_GE(on[1], 8);
+  EXPECT_EQ(on[0], 0) << "a guarded kernel unrolled less than 64 steps";
+  EXPECT_GE(on[3], 8);
+  EXPECT_GE(on[2], 2) << "no padded kernel unrolled less than 64 steps";
+  // At 0 the guarded ones take every depth again.
+  std::vector<int> off = ShallowUnrolls(0, 48);
+  EXPECT_GE(off[0], 2);
+}
+
 TEST(SketchPaddingTest, RuleOffNeverPads) {
   PaddingCounts counts = SamplePadding("c2d_resnet_3x3.tf", false, 12);
   EXPECT_EQ(counts.padded, 0);

@@ -49,6 +49,13 @@ struct CpuSketchConfig {
   // are hot in its cache (a depthwise 3x3 reads each element 9 times, and
   // a pass of its own over the input costs DEP's kernel a third).
   int64_t pad_root_min_reuse = 32;
+  // A kernel that keeps padding guards (an input not padded) samples its
+  // unroll depth only among unroll_steps of at least this many steps
+  // (0: among all). The guards fold to constants only in unrolled copies;
+  // rolled, every tap tests its row. On DEP the fastest guarded kernel ran
+  // 20.3 / 18.1 / 11.2 / 9.0 us at unroll 0 / 16 / 64 / 512 (padded ones:
+  // 9.8-10.0 at every depth; docs/tuning-benchmarks.md).
+  int64_t guarded_unroll_min_step = 64;
   // A spatial axis the block reads modulo a constant S (a stride-S transposed
   // convolution's output row h picks its taps by (h + P) % S once decomposed,
   // decompose_strided_gather.h) may be split into S classes (h = S * h' + q),
