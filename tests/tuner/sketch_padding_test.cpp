@@ -108,15 +108,22 @@ int64_t UnrollDepth(const std::string& trace, const std::vector<int64_t>& steps)
   return steps.at(size_t(std::stoll(trace.substr(decision + 9))));
 }
 
-// {guarded kernels unrolled less than 64 steps, guarded ones, padded ones
-// unrolled less than 64 steps, padded ones} over `samples` DEP samples.
-std::vector<int> ShallowUnrolls(int64_t guarded_unroll_min_step, int samples) {
+// How many DEP samples kept their guards or were padded, and how many of
+// each unrolled fewer than 64 steps.
+struct UnrollCounts {
+  int guarded = 0;
+  int guarded_shallow = 0;
+  int padded = 0;
+  int padded_shallow = 0;
+};
+
+UnrollCounts SampleUnrolls(int64_t guarded_unroll_min_step, int samples) {
   ir::PrimFunc f = ShrunkDefault(std::string(TUNEFARM_SOURCE_DIR) + "/configs/workloads/dep_3x3_c256_28.tf");
   CpuSketchConfig config;
   config.guarded_unroll_min_step = guarded_unroll_min_step;
   auto policy = MakeCpuSketchPolicy(config);
   EvolutionarySearch search(f, policy.get(), SearchOptions{}, 31);
-  std::vector<int> counts(4, 0);
+  UnrollCounts counts;
   for (int i = 0; i < samples; ++i) {
     auto c = search.Sample();
     EXPECT_TRUE(c.ok()) << c.status().ToString();
@@ -124,9 +131,14 @@ std::vector<int> ShallowUnrolls(int64_t guarded_unroll_min_step, int samples) {
     const std::string trace = c->trace.ToText();
     const int64_t depth = UnrollDepth(trace, config.unroll_steps);
     EXPECT_GE(depth, 0) << trace;
-    const int base = trace.find("pad_input(") == std::string::npos ? 0 : 2;
-    counts[base] += depth < 64;
-    counts[base + 1]++;
+    const bool shallow = depth < 64;
+    if (trace.find("pad_input(") == std::string::npos) {
+      counts.guarded++;
+      counts.guarded_shallow += shallow;
+    } else {
+      counts.padded++;
+      counts.padded_shallow += shallow;
+    }
   }
   return counts;
 }
@@ -134,14 +146,14 @@ std::vector<int> ShallowUnrolls(int64_t guarded_unroll_min_step, int samples) {
 TEST(SketchPaddingTest, GuardedKernelsUnrollDeeply) {
   // Guards fold only in unrolled copies: a kernel that keeps them unrolls 64
   // steps or more; a padded one, whose inner loops have no guard, any depth.
-  std::vector<int> on = ShallowUnrolls(64, 48);
-  EXPECT_GE(on[1], 8);
-  EXPECT_EQ(on[0], 0) << "a guarded kernel unrolled less than 64 steps";
-  EXPECT_GE(on[3], 8);
-  EXPECT_GE(on[2], 2) << "no padded kernel unrolled less than 64 steps";
+  UnrollCounts on = SampleUnrolls(64, 48);
+  EXPECT_GE(on.guarded, 8);
+  EXPECT_EQ(on.guarded_shallow, 0) << "a guarded kernel unrolled less than 64 steps";
+  EXPECT_GE(on.padded, 8);
+  EXPECT_GE(on.padded_shallow, 2) << "no padded kernel unrolled less than 64 steps";
   // At 0 the guarded ones take every depth again.
-  std::vector<int> off = ShallowUnrolls(0, 48);
-  EXPECT_GE(off[0], 2);
+  UnrollCounts off = SampleUnrolls(0, 48);
+  EXPECT_GE(off.guarded_shallow, 2);
 }
 
 TEST(SketchPaddingTest, RuleOffNeverPads) {
