@@ -121,14 +121,8 @@ UnrollCounts SampleUnrolls(int64_t guarded_unroll_min_step, int samples) {
   ir::PrimFunc f = ShrunkDefault(std::string(TUNEFARM_SOURCE_DIR) + "/configs/workloads/dep_3x3_c256_28.tf");
   CpuSketchConfig config;
   config.guarded_unroll_min_step = guarded_unroll_min_step;
-  auto policy = MakeCpuSketchPolicy(config);
-  EvolutionarySearch search(f, policy.get(), SearchOptions{}, 31);
   UnrollCounts counts;
-  for (int i = 0; i < samples; ++i) {
-    auto c = search.Sample();
-    EXPECT_TRUE(c.ok()) << c.status().ToString();
-    if (!c.ok()) continue;
-    const std::string trace = c->trace.ToText();
+  for (const std::string& trace : SampleTraces(f, config, 31, samples)) {
     const int64_t depth = UnrollDepth(trace, config.unroll_steps);
     EXPECT_GE(depth, 0) << trace;
     const bool shallow = depth < 64;
