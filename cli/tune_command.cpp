@@ -53,6 +53,8 @@ struct TuneOptionsCli {
   std::string curve = "tunefarm-curve.svg";
   bool random_search = false;
   bool no_confirm_best = false;
+  int final_candidates = tuner::TuneOptions().final_candidates;
+  int final_measurements = tuner::TuneOptions().final_measurements;
   int threads = 0;
   uint64_t seed = 1;
   int repeat = 3;
@@ -145,6 +147,8 @@ int Tune(const TuneOptionsCli& o) {
   options.search.seeds_per_choice = o.seeds_per_choice;
   options.search.choice_picks = o.choice_picks;
   options.confirm_best = !o.no_confirm_best;
+  options.final_candidates = o.final_candidates;
+  options.final_measurements = o.final_measurements;
   tuner::TuningLoop loop(options, db->get(), &measurer, model.get());
 
   fmt::print(stderr, "tuning {} workload(s) for {}\n  log {}  budget {} trials  search {} (pool {} x {} generations, epsilon {}, up to {} choice seeds, seed {})\n",
@@ -163,6 +167,7 @@ int Tune(const TuneOptionsCli& o) {
                                    p.trials_done, p.trials_total, t.name, best, vs_default, t.errors, Clock(p.elapsed_s),
                                    Clock(p.eta_s));
     if (p.resumed_trials > 0) line += fmt::format("  ({} resumed)", p.resumed_trials);
+    if (p.final_round) line += "  final round";
     if (tty) {
       fmt::print(stderr, "\r{}\x1b[K", line);
     } else {
@@ -202,9 +207,15 @@ int Tune(const TuneOptionsCli& o) {
                  t.name, t.stale_records, t.stale_from);
     }
     if (t.confirmations > 0) {
-      fmt::print("{}: {} of the trials measured a new best again; the best is ranked by the mean of its "
+      fmt::print("{}: {} of the trials measured a kernel again; the best is ranked by the mean of its "
                  "measurements, as `tunefarm compile` ranks it\n",
                  t.name, t.confirmations);
+    }
+    if (t.final_trials > 0) {
+      fmt::print("{}: the final round measured the {} fastest kernel{} again ({} trial{}), up to {} measurements "
+                 "each\n",
+                 t.name, t.finalists, t.finalists == 1 ? "" : "s", t.final_trials, t.final_trials == 1 ? "" : "s",
+                 o.final_measurements);
     }
     if (t.unaligned_seeds > 0) {
       fmt::print("{}: {} of the log's best records fit this design space by no single added or dropped decision "
@@ -261,6 +272,14 @@ void AddTuneCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--no-confirm-best", o->no_confirm_best,
                 "Do not measure a new best again (with the next batch): each new kernel then ranks by its "
                 "one measurement, which timing noise favours");
+  cmd->add_option("--final-candidates", o->final_candidates,
+                  "After the search, measure each workload's K fastest kernels again (the final round), so that "
+                  "the one handed out ranks first by the mean of several measurements, not by its luckiest one; "
+                  "its trials come out of --trials (at most an eighth); 0: no final round")
+      ->capture_default_str()->check(CLI::Range(0, 64));
+  cmd->add_option("--final-measurements", o->final_measurements,
+                  "Measurements each kernel of the final round ends with, counting earlier ones")
+      ->capture_default_str()->check(CLI::Range(2, 16));
   cmd->add_option("--threads", o->threads,
                   "Threads for parallel loops when measuring (default: all cores). Records are kept per thread "
                   "count: --threads N tunes for the target 'llvm -num-threads=N', the target to compile with")

@@ -6,6 +6,7 @@
 //   TuningLoop::MeasureAndRecord  -- measures a batch, commits it, teaches the model
 //   TuningLoop::NoteUnconfirmedBest -- which best the next batch measures again
 //   TuningLoop::Run               -- the rounds; a new best rides with the next batch
+//   (final_round.cpp)             -- the final round: the fastest measured again
 #include "tunefarm/tuner/tuning_loop.h"
 
 #include <algorithm>
@@ -28,6 +29,7 @@
 #include "tunefarm/tuner/task_scheduler.h"
 #include "tunefarm/tuner/warm_start.h"
 #include "trace_times.h"
+#include "tuning_loop_state.h"
 
 namespace tunefarm::tuner {
 
@@ -119,29 +121,6 @@ database::Target TuningLoop::RecordTargetForRun() const {
   return t;
 }
 
-// A resumed record timed with code of another toolchain or on other hardware.
-struct StaleSuccess {
-  double seconds = 0;
-  Trace trace;
-  uint64_t hash = 0;  // the candidate's structural hash
-};
-
-struct TuningLoop::TaskState {
-  TuneTask task;
-  ir::PrimFunc default_func;
-  std::unique_ptr<EvolutionarySearch> search;
-  std::set<uint64_t> measured;          // every program of the log's records: never proposed again
-  std::set<uint64_t> measured_current;  // those with a record of this run's fingerprint
-  // (seconds, trace), kept sorted: one entry per trace of this run's
-  // fingerprint (its mean), plus the stale records that seed the search.
-  std::vector<std::pair<double, Trace>> successes;
-  std::map<std::string, TraceTimes> times;          // by trace text: this run's fingerprint only
-  std::optional<Candidate> unconfirmed_best;        // the best, measured once: the next batch measures it again
-  std::set<std::string> confirm_tried;              // traces measured again as confirmations: never twice
-  std::vector<StaleSuccess> stale;      // until RefreshStaleRecords: then seeds in successes
-  TaskHistory history;
-};
-
 TuningLoop::TuningLoop(TuneOptions options, database::Database* db, Measurer* measurer, costmodel::CostModel* model)
     : options_(std::move(options)), db_(db), measurer_(measurer), model_(model) {}
 TuningLoop::~TuningLoop() = default;
@@ -153,7 +132,7 @@ Status TuningLoop::Resume(TaskState& state, TaskStatus& status) {
   // record of this run's fingerprint, else its first stale one. A program's
   // later records are confirmations.
   std::map<uint64_t, std::pair<size_t, bool>> row_of;  // program hash -> (row, from a current record)
-  std::map<std::string, int> current_records;          // by trace text
+  std::map<std::string, int>& current_records = state.records;  // by trace text
   auto teach = [&](uint64_t hash, bool current, costmodel::MeasuredCandidate row) {
     auto [it, added] = row_of.try_emplace(hash, training.size(), current);
     if (added) {
@@ -299,6 +278,7 @@ Status TuningLoop::MeasureAndRecord(TaskState& state, TaskStatus& status, std::v
     const bool confirmation = i < confirmations;
     const Candidate& c = batch[i];
     state.measured.insert(c.hash);
+    ++state.records[inputs[i].trace_text];
     ++status.trials;
     bool ok = results[i].error == MeasureErrorKind::kNone;
     double secs = ok ? Mean(results[i].repeat_seconds) : 0;
@@ -422,8 +402,9 @@ Status TuningLoop::Run(std::vector<TuneTask> tasks, const std::atomic<bool>& sto
   auto start = std::chrono::steady_clock::now();
   int done_at_start = 0;
   for (const TaskStatus& s : status_) done_at_start += s.trials;
-  auto report = [&](size_t last) {
+  auto report = [&](size_t last, bool final_round) {
     Progress p;
+    p.final_round = final_round;
     for (const TaskStatus& s : status_) p.trials_done += s.trials;
     p.trials_total = std::max(options_.trials, p.trials_done);
     p.resumed_trials = resumed;
@@ -434,12 +415,15 @@ Status TuningLoop::Run(std::vector<TuneTask> tasks, const std::atomic<bool>& sto
     p.last_task = last;
     if (on_progress) on_progress(p);
   };
-  report(0);
+  report(0, false);
   std::vector<bool> exhausted(states_.size(), false);
   while (!stop) {
     int done = 0;
     for (const TaskStatus& s : status_) done += s.trials;
-    if (done >= options_.trials) break;
+    // The final round's trials are left over (FinalReserve), so that a job
+    // ends with its fastest kernels measured several times.
+    const int budget = options_.trials - FinalReserve();
+    if (done >= budget) break;
     if (std::all_of(exhausted.begin(), exhausted.end(), [](bool b) { return b; })) break;
     std::vector<TaskHistory> histories;
     for (const auto& s : states_) histories.push_back(s->history);
@@ -447,7 +431,7 @@ Status TuningLoop::Run(std::vector<TuneTask> tasks, const std::atomic<bool>& sto
     TaskState& state = *states_[i];
     std::vector<Trace> seeds = PickSeeds(state.successes, 16, size_t(options_.search.choice_seeds),
                                          size_t(std::max(1, options_.search.seeds_per_choice)));
-    int want = std::min(options_.batch_size, options_.trials - done);
+    int want = std::min(options_.batch_size, budget - done);
     // The last batch's new best, measured once, is measured again within this
     // batch rather than on its own: alone it would be a round of one
     // candidate, which on a fleet leaves every other worker idle.
@@ -475,9 +459,10 @@ Status TuningLoop::Run(std::vector<TuneTask> tasks, const std::atomic<bool>& sto
     // one measurement: the task stays in the rotation until that one is
     // measured again too (each trace once, so this ends).
     if (exhausted[i] && state.unconfirmed_best) exhausted[i] = false;
-    report(i);
+    report(i, false);
   }
-  return Status::OK();
+  if (stop) return Status::OK();
+  return RunFinalRound(stop, [&](size_t task) { report(task, true); });
 }
 
 }  // namespace tunefarm::tuner

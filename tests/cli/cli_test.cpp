@@ -93,6 +93,9 @@ TEST_F(CliTest, TuneResumeCompileLinkAndCheck) {
                     " --curve " + P("curve.svg"));
   ASSERT_EQ(tune.code, 0) << tune.text;
   EXPECT_NE(tune.text.find("speed-up"), std::string::npos) << tune.text;
+  // An eighth of the 10 trials is left to measure the fastest kernel again.
+  EXPECT_NE(tune.text.find("the final round measured the 1 fastest kernel again (1 trial)"), std::string::npos)
+      << tune.text;
   std::ifstream svg(P("curve.svg"));
   std::string svg_text((std::istreambuf_iterator<char>(svg)), std::istreambuf_iterator<char>());
   EXPECT_NE(svg_text.find("<svg"), std::string::npos);
@@ -344,7 +347,8 @@ TEST_F(CliTest, OutOfRangeOptionsNameTheOptionAndTheRange) {
                                     std::string("--generations -1"), std::string("--transfer-check -1"),
                                     std::string("--choice-seeds -1"), std::string("--choice-seeds 65"),
                                     std::string("--threads -1"), std::string("--seeds-per-choice 0"),
-                                    std::string("--choice-picks 17")}) {
+                                    std::string("--choice-picks 17"), std::string("--final-candidates -1"),
+                                    std::string("--final-candidates 65"), std::string("--final-measurements 1")}) {
     Output out = RunTunefarm("tune " + P("mm.tf") + " --db " + P("range.db") + " " + option);
     EXPECT_NE(out.code, 0) << option << "\n" << out.text;
     EXPECT_NE(out.text.find(option.substr(0, option.find(' '))), std::string::npos) << out.text;

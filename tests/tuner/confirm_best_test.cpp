@@ -25,65 +25,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The test device's synthetic times, except that a third of the traces are
-// timed twice as fast the first time they are measured: timing noise that
-// favours a kernel once.
-// With `fail_again`, a lucky trace's second measurement fails instead, with
-// `again_error`.
-class LuckyOnceMeasurer : public Measurer {
- public:
-  std::vector<MeasureResult> Measure(const std::vector<MeasureInput>& inputs, const MeasureOptions& options) override {
-    batch_sizes.push_back(inputs.size());
-    std::vector<MeasureResult> results = device_.Measure(inputs, options);
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      bool first = seen_.insert(inputs[i].trace_text).second;
-      if (first && IsLucky(inputs[i].trace_text)) {
-        for (double& s : results[i].repeat_seconds) s /= 2;
-      } else if (!first && fail_again && IsLucky(inputs[i].trace_text)) {
-        results[i].error = again_error;
-        results[i].error_message = "failed when measured again";
-        results[i].repeat_seconds.clear();
-      }
-    }
-    return results;
-  }
-  std::vector<size_t> batch_sizes;  // of every Measure call, in order
-  bool fail_again = false;
-  MeasureErrorKind again_error = MeasureErrorKind::kTimeout;
-  static bool IsLucky(const std::string& trace) { return std::hash<std::string>{}(trace) % 3 == 0; }
-
- private:
-  TestDeviceMeasurer device_;
-  std::set<std::string> seen_;
-};
-
-// A cost model that scores programs at random, as an untrained one does, and
-// counts the rows it is taught.
-class CountingModel : public costmodel::CostModel {
- public:
-  Status Update(const std::vector<costmodel::MeasuredCandidate>& measured) override {
-    rows += measured.size();
-    return Status::OK();
-  }
-  Result<std::vector<double>> Predict(const std::vector<const ir::PrimFunc*>& lowered) override {
-    return Scores(lowered.size());
-  }
-  Result<std::vector<double>> PredictFeatures(const costmodel::FeatureMatrix& x) override {
-    return Scores(size_t(x.rows()));
-  }
-  Status Save(const std::string&) const override { return Status::OK(); }
-  Status Load(const std::string&) override { return Status::OK(); }
-  size_t rows = 0;
-
- private:
-  std::vector<double> Scores(size_t n) {
-    std::vector<double> scores(n);
-    for (double& x : scores) x = std::uniform_real_distribution<double>(0, 1)(rng_);
-    return scores;
-  }
-  std::mt19937 rng_{17};
-};
-
 struct TraceMeans {
   std::map<std::string, std::pair<double, int>> sums;  // trace -> (sum of means, records)
   std::map<std::string, int64_t> first_id;             // ties go to the older trace, as in the database
@@ -115,6 +56,9 @@ class ConfirmBestTest : public ::testing::Test {
     o.warm_start_records = 0;
     o.search.population = 32;
     o.confirm_best = confirm;
+    // The final round measures traces again too (final_round_test.cpp); here
+    // only a new best is, with the next batch.
+    o.final_candidates = 0;
     loop_ = std::make_unique<TuningLoop>(o, db_.get(), &measurer_, model_);
     std::atomic<bool> stop{false};
     return loop_->Run({*MakeTuneTask(testing::SmallMatmul())}, stop, nullptr);
@@ -173,7 +117,7 @@ class ConfirmBestTest : public ::testing::Test {
     return per_trace;
   }
 
-  LuckyOnceMeasurer measurer_;
+  testing::LuckyOnceMeasurer measurer_;
   costmodel::CostModel* model_ = nullptr;  // what Tune's loop is taught through; none by default
   std::unique_ptr<TuningLoop> loop_;
 };
@@ -192,7 +136,7 @@ TEST_F(ConfirmBestTest, ANewBestIsMeasuredAgainAndRanksByItsMean) {
   // Lucky traces lead at first; once measured again they fall back.
   bool a_lucky_trace_was_confirmed = false;
   for (const auto& [trace, sum] : means.sums) {
-    if (sum.second > 1 && LuckyOnceMeasurer::IsLucky(trace)) a_lucky_trace_was_confirmed = true;
+    if (sum.second > 1 && testing::LuckyOnceMeasurer::IsLucky(trace)) a_lucky_trace_was_confirmed = true;
   }
   EXPECT_TRUE(a_lucky_trace_was_confirmed);
   ExpectBestsAgree();
@@ -203,7 +147,7 @@ TEST_F(ConfirmBestTest, WithoutConfirmationTheBestIsTheLuckiestMeasurement) {
   TraceMeans means = Means();
   for (const auto& [trace, sum] : means.sums) EXPECT_EQ(sum.second, 1) << trace;
   EXPECT_EQ(loop_->status().at(0).confirmations, 0);
-  EXPECT_TRUE(LuckyOnceMeasurer::IsLucky(means.best));
+  EXPECT_TRUE(testing::LuckyOnceMeasurer::IsLucky(means.best));
   ExpectBestsAgree();
 }
 
@@ -314,13 +258,13 @@ TEST_F(ConfirmBestTest, AResumedRunCountsTheLogsConfirmationsAndRepeatsNone) {
 // The cost model learns each program once: a confirmation is not taught
 // again, neither as it is measured nor when a resumed run reads the log back.
 TEST_F(ConfirmBestTest, AConfirmationIsNotTaughtToTheModel) {
-  CountingModel live;
+  testing::CountingModel live;
   model_ = &live;
   ASSERT_TRUE(Tune(64, /*confirm=*/true).ok());
   ASSERT_GT(loop_->status().at(0).confirmations, 0);
   const size_t programs = RecordsPerTrace().size();
   EXPECT_EQ(live.rows, programs);
-  CountingModel resumed;
+  testing::CountingModel resumed;
   model_ = &resumed;
   ASSERT_TRUE(Tune(64, /*confirm=*/true).ok());  // the budget is spent: resume only
   EXPECT_EQ(resumed.rows, programs);

@@ -1,10 +1,20 @@
-// Helpers for the tuning-loop tests (stale records, confirmation of a best).
+// Helpers for the tuning-loop tests (stale records, confirmation of a best,
+// the final round).
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
 #include "tunefarm/compiler/workload.h"
+#include "tunefarm/compiler/trace.h"
 #include "tunefarm/compiler/workload_parser.h"
+#include "tunefarm/costmodel/cost_model.h"
+#include "tunefarm/worker/test_device.h"
 
 namespace tunefarm::tuner::testing {
 
@@ -15,5 +25,74 @@ inline Workload SmallMatmul() {
   EXPECT_TRUE(w.ok()) << w.status().ToString();
   return *w;
 }
+
+// True for the record of the untuned default: a trace without instructions.
+inline bool IsDefaultTrace(const std::string& text) {
+  auto trace = Trace::Parse(text);
+  return trace.ok() && trace->size() == 0;
+}
+
+// The test device's synthetic times, except that a third of the traces (one
+// in `lucky_one_in`; 1: all, 0: none) are timed twice as fast the first time
+// they are measured: timing noise that favours a kernel once.
+// With `fail_again`, a lucky trace's second measurement fails instead, with
+// `again_error`.
+class LuckyOnceMeasurer : public Measurer {
+ public:
+  std::vector<MeasureResult> Measure(const std::vector<MeasureInput>& inputs, const MeasureOptions& options) override {
+    batch_sizes.push_back(inputs.size());
+    std::vector<MeasureResult> results = device_.Measure(inputs, options);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      bool first = seen_.insert(inputs[i].trace_text).second;
+      if (first && Lucky(inputs[i].trace_text)) {
+        for (double& s : results[i].repeat_seconds) s /= 2;
+      } else if (!first && fail_again && Lucky(inputs[i].trace_text)) {
+        results[i].error = again_error;
+        results[i].error_message = "failed when measured again";
+        results[i].repeat_seconds.clear();
+      }
+    }
+    return results;
+  }
+  std::vector<size_t> batch_sizes;  // of every Measure call, in order
+  bool fail_again = false;
+  MeasureErrorKind again_error = MeasureErrorKind::kTimeout;
+  int lucky_one_in = 3;
+  static bool IsLucky(const std::string& trace) { return std::hash<std::string>{}(trace) % 3 == 0; }
+  bool Lucky(const std::string& trace) const {
+    return lucky_one_in > 0 && std::hash<std::string>{}(trace) % size_t(lucky_one_in) == 0;
+  }
+
+ private:
+  TestDeviceMeasurer device_;
+  std::set<std::string> seen_;
+};
+
+// A cost model that scores programs at random, as an untrained one does, and
+// counts the rows it is taught.
+class CountingModel : public costmodel::CostModel {
+ public:
+  Status Update(const std::vector<costmodel::MeasuredCandidate>& measured) override {
+    rows += measured.size();
+    return Status::OK();
+  }
+  Result<std::vector<double>> Predict(const std::vector<const ir::PrimFunc*>& lowered) override {
+    return Scores(lowered.size());
+  }
+  Result<std::vector<double>> PredictFeatures(const costmodel::FeatureMatrix& x) override {
+    return Scores(size_t(x.rows()));
+  }
+  Status Save(const std::string&) const override { return Status::OK(); }
+  Status Load(const std::string&) override { return Status::OK(); }
+  size_t rows = 0;
+
+ private:
+  std::vector<double> Scores(size_t n) {
+    std::vector<double> scores(n);
+    for (double& x : scores) x = std::uniform_real_distribution<double>(0, 1)(rng_);
+    return scores;
+  }
+  std::mt19937 rng_{17};
+};
 
 }  // namespace tunefarm::tuner::testing

@@ -9,7 +9,8 @@
 // other hardware) are stale: the fastest are measured again first. A new
 // best measured once is measured again, within the task's next batch
 // (confirm_best): a trace ranks by the mean of its measurements, here as in
-// the database.
+// the database. Last, the final round measures each task's fastest traces
+// again until each has several measurements (final_candidates).
 // Stopping (the `stop` flag) ends the loop after the batch in flight; nothing
 // measured is lost.
 #pragma once
@@ -87,6 +88,18 @@ struct TuneOptions {
   // again, so each new trace ranks by its one measurement (traces the log
   // already holds several records of still rank by their mean).
   bool confirm_best = true;
+  // The final round: once the search has spent its share of `trials`, each
+  // task's `final_candidates` fastest traces (by mean; the untuned default
+  // never) are measured again, in fresh builds and interleaved, until each
+  // has `final_measurements` records. The best handed out (by the tuning
+  // log, `tunefarm compile`) is then the fastest by the mean of several
+  // measurements, not the luckiest of hundreds. Its trials come out of
+  // `trials`: the search stops early to leave them, never more than an
+  // eighth of the budget, and a log already at its budget measures none.
+  // Each trace at most once per run. final_candidates 0, or
+  // final_measurements below 2: no final round.
+  int final_candidates = 4;
+  int final_measurements = 3;
 };
 
 struct TaskStatus {
@@ -112,7 +125,9 @@ struct TaskStatus {
   int stale_records = 0;
   std::string stale_from;  // what differs, e.g. "code of toolchain 'llvm-16'"
   int refreshed = 0;       // stale records measured again by this run
-  int confirmations = 0;   // trials that measured a new best again (TuneOptions::confirm_best), resumed ones too
+  int confirmations = 0;   // trials that measured a trace again (new bests, the final round), resumed ones too
+  int finalists = 0;       // traces this run's final round measured again (TuneOptions::final_candidates)
+  int final_trials = 0;    // the trials it took
 };
 
 struct Progress {
@@ -123,6 +138,7 @@ struct Progress {
   double eta_s = 0;
   const std::vector<TaskStatus>* tasks = nullptr;
   size_t last_task = 0;
+  bool final_round = false;  // the search is done; the fastest kernels are being measured again
 };
 
 // How many of a task's resumed stale records (TaskStatus::stale_records) a
@@ -163,6 +179,16 @@ class TuningLoop {
   // was never measured again: the candidate of `batch` with its trace, else
   // its replay. With options_.confirm_best only; the untuned default never.
   void NoteUnconfirmedBest(TaskState& state, const TaskStatus& status, const std::vector<Candidate>& batch);
+  // The final round (TuneOptions::final_candidates), in final_round.cpp.
+  // Measurements the task's final round still owes: for each of its fastest
+  // traces not yet measured by it, the records short of final_measurements.
+  int FinalTrialsOwed(const TaskState& state) const;
+  // Trials the search leaves for the final round: what every task owes now,
+  // at most an eighth of the budget.
+  int FinalReserve() const;
+  // Measures each task's finalists again while the budget lasts; a few
+  // rounds, since a finalist measured slower lets another trace in.
+  Status RunFinalRound(const std::atomic<bool>& stop, const std::function<void(size_t task)>& report);
 
   TuneOptions options_;
   database::Database* db_;

@@ -1,0 +1,49 @@
+// What the tuning loop keeps per task between rounds (TuningLoop::TaskState).
+// Internal to the tuner: shared by tuning_loop.cpp and final_round.cpp.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tunefarm/compiler/ir.h"
+#include "tunefarm/tuner/search.h"
+#include "tunefarm/tuner/task_scheduler.h"
+#include "tunefarm/tuner/tuning_loop.h"
+#include "trace_times.h"
+
+namespace tunefarm::tuner {
+
+// A resumed record timed with code of another toolchain or on other hardware.
+struct StaleSuccess {
+  double seconds = 0;
+  Trace trace;
+  uint64_t hash = 0;  // the candidate's structural hash
+};
+
+struct TuningLoop::TaskState {
+  TuneTask task;
+  ir::PrimFunc default_func;
+  std::unique_ptr<EvolutionarySearch> search;
+  std::set<uint64_t> measured;          // every program of the log's records: never proposed again
+  std::set<uint64_t> measured_current;  // those with a record of this run's fingerprint
+  // (seconds, trace), kept sorted: one entry per trace of this run's
+  // fingerprint (its mean), plus the stale records that seed the search.
+  std::vector<std::pair<double, Trace>> successes;
+  std::map<std::string, TraceTimes> times;          // by trace text: this run's fingerprint only
+  // Records of each trace with this run's fingerprint, failed ones too (by
+  // trace text): what the final round counts against final_measurements.
+  std::map<std::string, int> records;
+  std::optional<Candidate> unconfirmed_best;        // the best, measured once: the next batch measures it again
+  std::set<std::string> confirm_tried;              // traces measured again as confirmations: never twice
+  std::set<std::string> final_tried;                // traces the final round measured: never twice in a run
+  std::vector<StaleSuccess> stale;      // until RefreshStaleRecords: then seeds in successes
+  TaskHistory history;
+};
+
+}  // namespace tunefarm::tuner
