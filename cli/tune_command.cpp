@@ -273,9 +273,11 @@ void AddTuneCommand(CLI::App& app, int* exit_code) {
                 "Do not measure a new best again (with the next batch): each new kernel then ranks by its "
                 "one measurement, which timing noise favours");
   cmd->add_option("--final-candidates", o->final_candidates,
-                  "After the search, measure each workload's K fastest kernels again (the final round), so that "
-                  "the one handed out ranks first by the mean of several measurements, not by its luckiest one; "
-                  "its trials come out of --trials (at most an eighth); 0: no final round")
+                  "After the search, measure each workload's K fastest kernels again (the final round), then the "
+                  "next ones while its trials last, so that the one handed out ranks first by the mean of several "
+                  "measurements, not by its luckiest one. Its trials come out of --trials (16 per workload for K=4, "
+                  "at most an eighth). For machines whose speed holds steady: where it drifts, the new times "
+                  "come from another stretch than the ones they are ranked against. 0: no final round")
       ->capture_default_str()->check(CLI::Range(0, 64));
   cmd->add_option("--final-measurements", o->final_measurements,
                   "Measurements each kernel of the final round ends with, counting earlier ones")

@@ -8,6 +8,9 @@
 // the top of that noise. A few more measurements of the leaders, in fresh
 // builds, make both the kernel handed out and its figure the ones it earns.
 #include <algorithm>
+#include <map>
+#include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -19,63 +22,57 @@ namespace tunefarm::tuner {
 
 namespace {
 
-// A finalist measured slower than it first looked lets the next-fastest trace
-// into the top; a few rounds settle it (each trace is measured once per run,
-// so this also bounds the work).
-constexpr int kFinalRounds = 3;
-
 bool FinalRoundOn(const TuneOptions& o) { return o.final_candidates > 0 && o.final_measurements > 1; }
 
 using TimesEntry = std::pair<const std::string, TraceTimes>;
-
-// The task's `n` fastest traces as the log ranks them (the lowest mean, ties
-// to the older fastest record): never one with a wrong result, nor the
-// untuned default, whose one run can take seconds.
-std::vector<const TimesEntry*> Fastest(const TraceTimesMap& times, int n) {
-  std::vector<const TimesEntry*> ranked;
-  for (const TimesEntry& entry : times) {
-    const TraceTimes& t = entry.second;
-    if (!t.wrong && t.count > 0 && t.trace.size() > 0) ranked.push_back(&entry);
-  }
-  auto faster = [](const TimesEntry* a, const TimesEntry* b) {
-    if (a->second.Mean() != b->second.Mean()) return a->second.Mean() < b->second.Mean();
-    return a->second.fastest_id < b->second.fastest_id;
-  };
-  const size_t keep = std::min(ranked.size(), size_t(std::max(0, n)));
-  std::partial_sort(ranked.begin(), ranked.begin() + keep, ranked.end(), faster);
-  ranked.resize(keep);
-  return ranked;
-}
 
 int RecordsOf(const std::map<std::string, int>& records, const std::string& text) {
   auto it = records.find(text);
   return it == records.end() ? 0 : it->second;
 }
 
-}  // namespace
-
-int TuningLoop::FinalTrialsOwed(const TaskState& state) const {
-  if (!FinalRoundOn(options_)) return 0;
-  int owed = 0;
-  for (const TimesEntry* entry : Fastest(state.times, options_.final_candidates)) {
-    if (state.final_tried.count(entry->first)) continue;
-    owed += std::max(0, options_.final_measurements - RecordsOf(state.records, entry->first));
+// The task's `n` fastest traces, as the log ranks them (the lowest mean, ties
+// to the older fastest record), that still owe the final round measurements:
+// never one with a wrong result, nor the untuned default, whose one run can
+// take seconds, nor one this run's final round measured already.
+std::vector<const TimesEntry*> FastestOwing(const TraceTimesMap& times, const std::map<std::string, int>& records,
+                                            const std::set<std::string>& tried, const TuneOptions& o) {
+  std::vector<const TimesEntry*> ranked;
+  for (const TimesEntry& entry : times) {
+    const TraceTimes& t = entry.second;
+    if (t.wrong || t.count == 0 || t.trace.size() == 0 || tried.count(entry.first)) continue;
+    if (RecordsOf(records, entry.first) >= o.final_measurements) continue;
+    ranked.push_back(&entry);
   }
-  return owed;
+  auto faster = [](const TimesEntry* a, const TimesEntry* b) {
+    if (a->second.Mean() != b->second.Mean()) return a->second.Mean() < b->second.Mean();
+    return a->second.fastest_id < b->second.fastest_id;
+  };
+  const size_t keep = std::min(ranked.size(), size_t(std::max(0, o.final_candidates)));
+  std::partial_sort(ranked.begin(), ranked.begin() + keep, ranked.end(), faster);
+  ranked.resize(keep);
+  return ranked;
 }
 
+}  // namespace
+
 int TuningLoop::FinalReserve() const {
-  int owed = 0;
-  for (const auto& state : states_) owed += FinalTrialsOwed(*state);
+  if (!FinalRoundOn(options_)) return 0;
+  // Twice what the leaders owe: a leader measured again often falls back
+  // behind a trace measured once, which then needs its own measurements.
+  const int per_task = 2 * options_.final_candidates * (options_.final_measurements - 1);
   // The search keeps most of a small budget: the final round only sharpens
   // the choice among what it found.
-  return std::min(owed, options_.trials / 8);
+  return std::min(per_task * int(states_.size()), options_.trials / 8);
 }
 
 Status TuningLoop::RunFinalRound(const std::atomic<bool>& stop, const std::function<void(size_t task)>& report) {
   if (!FinalRoundOn(options_)) return Status::OK();
-  for (int round = 0; round < kFinalRounds && !stop; ++round) {
-    bool measured = false;
+  // Rounds until the budget is spent: each measures every task's fastest
+  // traces that still owe measurements, so that a trace overtaking the
+  // leaders on one lucky measurement is measured next.
+  for (bool measured = true; measured && !stop;) {
+    measured = false;
     for (size_t i = 0; i < states_.size() && !stop; ++i) {
       int done = 0;
       for (const TaskStatus& s : status_) done += s.trials;
@@ -83,15 +80,14 @@ Status TuningLoop::RunFinalRound(const std::atomic<bool>& stop, const std::funct
       if (left <= 0) return Status::OK();  // a log at its budget: the final round is part of it
       TaskState& state = *states_[i];
       std::vector<std::pair<Candidate, int>> finalists;  // (program, measurements owed)
-      for (const TimesEntry* entry : Fastest(state.times, options_.final_candidates)) {
-        const int owed = options_.final_measurements - RecordsOf(state.records, entry->first);
-        if (owed <= 0 || !state.final_tried.insert(entry->first).second) continue;
+      for (const TimesEntry* entry : FastestOwing(state.times, state.records, state.final_tried, options_)) {
+        state.final_tried.insert(entry->first);
         // A record whose text is not the replayed trace's canonical form
         // (imported, written by hand) is left alone: its new records would be
         // another trace to the log.
         auto replayed = state.search->Replay(entry->second.trace);
         if (!replayed.ok() || replayed->trace.ToText() != entry->first) continue;
-        finalists.push_back({std::move(replayed).value(), owed});
+        finalists.push_back({std::move(replayed).value(), options_.final_measurements - RecordsOf(state.records, entry->first)});
       }
       // Interleaved (A B C A B C): a slow stretch of the machine falls on
       // several kernels, not on one kernel's every measurement. Under a short
@@ -115,7 +111,6 @@ Status TuningLoop::RunFinalRound(const std::atomic<bool>& stop, const std::funct
       measured = true;
       if (report) report(i);
     }
-    if (!measured) break;
   }
   return Status::OK();
 }

@@ -56,9 +56,6 @@ class ConfirmBestTest : public ::testing::Test {
     o.warm_start_records = 0;
     o.search.population = 32;
     o.confirm_best = confirm;
-    // The final round measures traces again too (final_round_test.cpp); here
-    // only a new best is, with the next batch.
-    o.final_candidates = 0;
     loop_ = std::make_unique<TuningLoop>(o, db_.get(), &measurer_, model_);
     std::atomic<bool> stop{false};
     return loop_->Run({*MakeTuneTask(testing::SmallMatmul())}, stop, nullptr);

@@ -1,6 +1,6 @@
 // The final round (TuneOptions::final_candidates): once the search has spent
 // its share of the budget, each task's fastest traces are measured again until
-// each has final_measurements records. Its trials come out of the budget, are
+// each has final_measurements records, then the next ones while the budget lasts. Its trials come out of the budget, are
 // not taught to the cost model, and a log already at its budget gets none.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -116,7 +116,9 @@ TEST_F(FinalRoundTest, TheFastestKernelsEndWithThreeMeasurementsWithinTheBudget)
   EXPECT_EQ(records.size(), 64u) << "the final round's trials are part of the budget";
   const TaskStatus& status = loop_->status().at(0);
   EXPECT_EQ(status.trials, 64);
-  EXPECT_EQ(status.finalists, 4);
+  // The search left an eighth of the 64 trials; the four leaders owed 7 of them.
+  EXPECT_EQ(status.final_trials, 8);
+  EXPECT_EQ(status.finalists, 5);
 
   const std::map<std::string, TraceLog> by_trace = ByTrace();
   const std::vector<std::string> fastest = Fastest(4);
@@ -131,13 +133,9 @@ TEST_F(FinalRoundTest, TheFastestKernelsEndWithThreeMeasurementsWithinTheBudget)
   // Only each program's first measurement teaches the model.
   EXPECT_EQ(model_.rows, by_trace.size());
 
-  // The round is the log's last records, each a finalist measured before.
-  ASSERT_GT(status.final_trials, 0);
-  ASSERT_LE(status.final_trials, 8) << "4 finalists owe at most 2 measurements each";
-  const std::set<std::string> finalists(fastest.begin(), fastest.end());
+  // The round is the log's last records, each of a trace measured before.
   for (size_t i = records.size() - size_t(status.final_trials); i < records.size(); ++i) {
-    EXPECT_TRUE(finalists.count(records[i].trace)) << "record " << records[i].id << " is no finalist";
-    EXPECT_LT(by_trace.at(records[i].trace).first_id, records[i].id);
+    EXPECT_LT(by_trace.at(records[i].trace).first_id, records[i].id) << "record " << records[i].id;
   }
   EXPECT_EQ(status.best_trace, fastest.front());
   ExpectBestIsTheLogs();
@@ -186,7 +184,6 @@ TEST_F(FinalRoundTest, FinalistsThatFallBackLetTheNextOnesIn) {
   ASSERT_LT(status.trials, 400) << "the search was to exhaust this design space";
   ASSERT_GE(by_trace.size(), 5u);  // the default and at least four tuned kernels
   EXPECT_GT(status.finalists, 2) << "a round after the first one";
-  EXPECT_LE(status.finalists, 3 * 2);
   int with_three = 0;
   for (const auto& [trace, t] : by_trace) with_three += t.records == 3;
   EXPECT_EQ(with_three, status.finalists);

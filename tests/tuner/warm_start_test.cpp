@@ -50,7 +50,6 @@ class WarmStartTest : public ::testing::Test {
     o.device = device;
     o.warm_start_records = warm_start;
     o.search.population = 32;
-    o.final_candidates = 0;  // batches of exactly 8 to the end: the pair counts below rely on it
     return TuningLoop(o, db_.get(), measurer, model);
   }
   fs::path path_;

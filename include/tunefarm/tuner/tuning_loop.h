@@ -9,8 +9,8 @@
 // other hardware) are stale: the fastest are measured again first. A new
 // best measured once is measured again, within the task's next batch
 // (confirm_best): a trace ranks by the mean of its measurements, here as in
-// the database. Last, the final round measures each task's fastest traces
-// again until each has several measurements (final_candidates).
+// the database. Optionally, a final round measures each task's fastest
+// traces again until each has several measurements (final_candidates).
 // Stopping (the `stop` flag) ends the loop after the batch in flight; nothing
 // measured is lost.
 #pragma once
@@ -91,14 +91,19 @@ struct TuneOptions {
   // The final round: once the search has spent its share of `trials`, each
   // task's `final_candidates` fastest traces (by mean; the untuned default
   // never) are measured again, in fresh builds and interleaved, until each
-  // has `final_measurements` records. The best handed out (by the tuning
+  // has `final_measurements` records; then the next fastest, round after
+  // round, until the budget is spent. The best handed out (by the tuning
   // log, `tunefarm compile`) is then the fastest by the mean of several
   // measurements, not the luckiest of hundreds. Its trials come out of
-  // `trials`: the search stops early to leave them, never more than an
-  // eighth of the budget, and a log already at its budget measures none.
-  // Each trace at most once per run. final_candidates 0, or
-  // final_measurements below 2: no final round.
-  int final_candidates = 4;
+  // `trials`: the search leaves twice what the leaders owe (16 trials per
+  // task by default), never more than an eighth of the budget, and a log
+  // already at its budget measures none. Each trace at most once per run.
+  // final_candidates 0 (the default), or final_measurements below 2: no
+  // final round. Off by default: on a machine whose speed drifts during a
+  // run, the finalists' new times come from another stretch than the
+  // records they are ranked against, and a trace measured once in a faster
+  // stretch can overtake them (docs/tuning-benchmarks.md, "The final round").
+  int final_candidates = 0;
   int final_measurements = 3;
 };
 
@@ -180,14 +185,10 @@ class TuningLoop {
   // its replay. With options_.confirm_best only; the untuned default never.
   void NoteUnconfirmedBest(TaskState& state, const TaskStatus& status, const std::vector<Candidate>& batch);
   // The final round (TuneOptions::final_candidates), in final_round.cpp.
-  // Measurements the task's final round still owes: for each of its fastest
-  // traces not yet measured by it, the records short of final_measurements.
-  int FinalTrialsOwed(const TaskState& state) const;
-  // Trials the search leaves for the final round: what every task owes now,
-  // at most an eighth of the budget.
+  // Trials the search leaves for the final round.
   int FinalReserve() const;
-  // Measures each task's finalists again while the budget lasts; a few
-  // rounds, since a finalist measured slower lets another trace in.
+  // Measures each task's fastest traces again, round after round, while the
+  // budget lasts; a finalist measured slower lets the next trace in.
   Status RunFinalRound(const std::atomic<bool>& stop, const std::function<void(size_t task)>& report);
 
   TuneOptions options_;
