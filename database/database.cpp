@@ -249,8 +249,8 @@ Result<int64_t> Database::InsertRecordLocked(const TuningRecord& input, bool ign
   TF_ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare(sql));
   stmt.Bind(1, record.uid).Bind(2, workload_id).Bind(3, target_id).Bind(4, record.trace);
   stmt.BindBlob(5, record.run_secs.data(), record.run_secs.size() * sizeof(double));
-  if (auto mean = record.MeanSec()) {
-    stmt.Bind(6, *mean);
+  if (auto time = record.TimeSec()) {
+    stmt.Bind(6, *time);
   } else {
     stmt.BindNull(6);
   }

@@ -88,8 +88,8 @@ nlohmann::json RankedRecordToJson(const TuningRecord& record) {
 
 void PrintRecord(const TuningRecord& record, std::ostream& out) {
   out << "  uid      " << record.uid << "\n"
-      << "  mean     " << FormatSeconds(record.MeanSec().value_or(0)) << " over " << record.run_secs.size()
-      << " repeats\n";
+      << "  time     " << FormatSeconds(record.TimeSec().value_or(0)) << ", the fastest of "
+      << record.run_secs.size() << " timed groups\n";
   if (record.trace_records > 1) {
     out << "  ranked   " << FormatSeconds(record.trace_mean_sec) << ", the mean of the " << record.trace_records
         << " measurements of this trace\n";

@@ -46,15 +46,20 @@ Result<ErrorKind> ParseErrorKind(std::string_view name) {
                                  "worker_lost or other)");
 }
 
-std::optional<double> TuningRecord::MeanSec() const {
-  if (!ok() || run_secs.empty()) return std::nullopt;
-  return std::accumulate(run_secs.begin(), run_secs.end(), 0.0) / static_cast<double>(run_secs.size());
+std::optional<double> RecordTime(const std::vector<double>& run_secs) {
+  if (run_secs.empty()) return std::nullopt;
+  return *std::min_element(run_secs.begin(), run_secs.end());
+}
+
+std::optional<double> TuningRecord::TimeSec() const {
+  if (!ok()) return std::nullopt;
+  return RecordTime(run_secs);
 }
 
 std::optional<double> TuningRecord::RankSec() const {
   if (!ok()) return std::nullopt;
   if (trace_mean_sec > 0) return trace_mean_sec;
-  return MeanSec();
+  return TimeSec();
 }
 
 bool TuningRecord::SameContent(const TuningRecord& other) const {

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <fstream>
 #include <thread>
+#include <vector>
 
 #include "database/database_internal.h"
 #include "tunefarm/database/database.h"
@@ -88,6 +89,16 @@ CREATE TRIGGER records_append_only BEFORE UPDATE ON records
   BEGIN SELECT RAISE(ABORT, 'tuning records are append-only'); END;
 CREATE INDEX records_by_trace ON records(workload_id, target_id, trace_hash);
 )sql",
+    // v4: a record's time is the fastest of its timed groups (RecordTime),
+    // no longer their mean: mean_sec (the v1 name) is recomputed from
+    // run_secs by the tunefarm_record_time function MigrateSchema registers,
+    // with the append-only trigger lifted for this one statement.
+    R"sql(
+DROP TRIGGER records_append_only;
+UPDATE records SET mean_sec = coalesce(tunefarm_record_time(run_secs), mean_sec) WHERE mean_sec IS NOT NULL;
+CREATE TRIGGER records_append_only BEFORE UPDATE ON records
+  BEGIN SELECT RAISE(ABORT, 'tuning records are append-only'); END;
+)sql",
 };
 
 // tunefarm_trace_hash(text): TraceHash for the v3 migration.
@@ -96,6 +107,22 @@ void TraceHashFunction(sqlite3_context* context, int /*argc*/, sqlite3_value** a
   int bytes = sqlite3_value_bytes(argv[0]);
   std::string_view trace(text == nullptr ? "" : reinterpret_cast<const char*>(text), size_t(bytes));
   sqlite3_result_int64(context, TraceHash(trace));
+}
+
+// tunefarm_record_time(run_secs): RecordTime for the v4 migration. run_secs
+// is the blob of doubles CommitRecord writes; a successful record's is never
+// empty (ValidateRecord), but a file written by hand may hold anything: NULL
+// then, and the migration keeps the time the record was stored with.
+void RecordTimeFunction(sqlite3_context* context, int /*argc*/, sqlite3_value** argv) {
+  const void* blob = sqlite3_value_blob(argv[0]);
+  const int bytes = sqlite3_value_bytes(argv[0]);
+  std::vector<double> run_secs(size_t(bytes) / sizeof(double));
+  if (blob != nullptr && !run_secs.empty()) std::memcpy(run_secs.data(), blob, run_secs.size() * sizeof(double));
+  if (auto time = RecordTime(run_secs)) {
+    sqlite3_result_double(context, *time);
+  } else {
+    sqlite3_result_null(context);
+  }
 }
 
 uint32_t ReadBigEndian(const unsigned char* bytes, int count) {
@@ -298,6 +325,9 @@ Status MigrateSchema(SqliteConnection* conn, int to_version) {
   int rc = sqlite3_create_function_v2(conn->raw(), "tunefarm_trace_hash", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
                                       nullptr, TraceHashFunction, nullptr, nullptr, nullptr);
   if (rc != SQLITE_OK) return Status::Internal(conn->path() + ": cannot register tunefarm_trace_hash");
+  rc = sqlite3_create_function_v2(conn->raw(), "tunefarm_record_time", 1, SQLITE_DETERMINISTIC, nullptr,
+                                  RecordTimeFunction, nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) return Status::Internal(conn->path() + ": cannot register tunefarm_record_time");
   for (int v = version + 1; v <= to_version; ++v) {
     TF_RETURN_IF_ERROR(conn->Exec(kMigrations[v - 1]));
   }

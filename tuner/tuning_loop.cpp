@@ -66,10 +66,9 @@ database::ErrorKind ToRecordError(MeasureErrorKind kind) {
   return database::ErrorKind::kOther;
 }
 
-double Mean(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += x;
-  return v.empty() ? std::numeric_limits<double>::infinity() : s / double(v.size());
+// A measurement's time as the log keeps it (database::RecordTime).
+double RecordSeconds(const std::vector<double>& run_secs) {
+  return database::RecordTime(run_secs).value_or(std::numeric_limits<double>::infinity());
 }
 
 // What differs between a stale record's fingerprint and this run's, for the
@@ -169,7 +168,7 @@ Status TuningLoop::Resume(TaskState& state, TaskStatus& status) {
       if (model_) teach(c->hash, current, costmodel::MeasuredCandidate::FromLowered(state.task.hash, c->lowered, 0, true));
       return Status::OK();
     }
-    double secs = Mean(r.run_secs);
+    double secs = RecordSeconds(r.run_secs);
     // Stale times still teach the model how programs rank; they neither set
     // the best nor the baseline (RefreshStaleRecords measures the fastest again).
     if (model_) teach(c->hash, current, costmodel::MeasuredCandidate::FromLowered(state.task.hash, c->lowered, secs));
@@ -281,7 +280,7 @@ Status TuningLoop::MeasureAndRecord(TaskState& state, TaskStatus& status, std::v
     ++state.records[inputs[i].trace_text];
     ++status.trials;
     bool ok = results[i].error == MeasureErrorKind::kNone;
-    double secs = ok ? Mean(results[i].repeat_seconds) : 0;
+    double secs = ok ? RecordSeconds(results[i].repeat_seconds) : 0;
     if (!ok) ++status.errors;
     if (results[i].error == MeasureErrorKind::kWrongResult) NoteWrongResult(state.times, status, inputs[i].trace_text);
     if (ok) {

@@ -41,7 +41,7 @@ Result<TransferSet> CollectTransferRecords(database::Database* db, const SketchP
         ++out.skipped;
         return Status::OK();
       }
-      double secs = r.MeanSec().value_or(0);
+      double secs = r.TimeSec().value_or(0);
       out.records.push_back(costmodel::MeasuredCandidate::FromLowered(w.hash, c->lowered, secs, !r.ok()));
       ++taken;
       return Status::OK();

@@ -7,7 +7,8 @@
 // For each of the log's `top` fastest distinct traces of W (its records of
 // the target `llvm`), `calls` times in alternation:
 //   runner   one measurement as `tunefarm tune` takes it: LocalMeasurer, the
-//            tunefarm-runner child, 3 groups of >= 20 ms, their mean;
+//            tunefarm-runner child, 3 groups of >= 20 ms, the fastest
+//            (database::RecordTime, what the log keeps);
 //   in-proc  the benchmarks' recipe in this process: 2 warm-up calls, the
 //            median of 5 groups of ~50 ms (bench_timing.h).
 // It prints each kernel's logged GFLOP/s and, per method, the median, the
@@ -31,6 +32,7 @@
 #include "tunefarm/compiler/prepared_call.h"
 #include "tunefarm/compiler/target.h"
 #include "tunefarm/compiler/workload_parser.h"
+#include "tunefarm/database/record.h"
 #include "tunefarm/runtime/runtime.h"
 #include "tunefarm/worker/local_measurer.h"
 
@@ -150,7 +152,7 @@ int main(int argc, char** argv) {
     for (int c = 0; c < calls; ++c) {
       MeasureInput input{"noise", text.str(), k.trace, "llvm"};
       std::vector<MeasureResult> r = measurer.Measure({input}, options);
-      if (r.size() == 1 && r[0].error == MeasureErrorKind::kNone) runner.push_back(flops / r[0].MeanSeconds() / 1e9);
+      if (r.size() == 1 && r[0].error == MeasureErrorKind::kNone) runner.push_back(flops / *database::RecordTime(r[0].repeat_seconds) / 1e9);
       double s = InProcess(*w, k.trace);
       if (s > 0) in_process.push_back(flops / s / 1e9);
     }

@@ -31,7 +31,7 @@ Result<std::vector<LoggedTrial>> LoadTrials(database::Database& db, const std::s
     t.id = r.id;
     t.index = int(trials.size()) + 1;
     t.ok = r.error_kind == database::ErrorKind::kNone && !r.run_secs.empty();
-    if (t.ok) t.seconds = std::accumulate(r.run_secs.begin(), r.run_secs.end(), 0.0) / double(r.run_secs.size());
+    if (t.ok) t.seconds = *r.TimeSec();  // as the log ranks it (database::RecordTime)
     t.trace = r.trace;
     trials.push_back(std::move(t));
     return Status::OK();

@@ -21,7 +21,7 @@ struct LoggedTrial {
   int64_t id = 0;     // row id in the log
   int index = 0;      // 1-based trial number of this workload
   bool ok = false;    // measured and correct
-  double seconds = 0; // mean of the repeats (ok only)
+  double seconds = 0; // the record's time, database::RecordTime (ok only)
   int measurements = 1;  // on a TraceRanking best: the trials `seconds` is the mean of
   std::string trace;  // a trace without instructions: the default schedule
 };

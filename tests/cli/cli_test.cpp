@@ -43,10 +43,10 @@ class BestByTrace {
   void Add(const database::TuningRecord& r) {
     if (!r.ok()) return;
     Times& t = traces_[r.trace];
-    t.sum += *r.MeanSec();
+    t.sum += *r.TimeSec();
     ++t.count;
-    if (t.fastest_id == 0 || *r.MeanSec() < t.fastest) {
-      t.fastest = *r.MeanSec();
+    if (t.fastest_id == 0 || *r.TimeSec() < t.fastest) {
+      t.fastest = *r.TimeSec();
       t.fastest_id = r.id;
     }
   }

@@ -55,7 +55,7 @@ TEST_F(TraceRankingTest, ATraceRanksByTheMeanOfItsMeasurements) {
   EXPECT_EQ((*top)[1].id, a_fast);
   EXPECT_EQ((*top)[1].trace_records, 2);
   EXPECT_DOUBLE_EQ((*top)[1].trace_mean_sec, 1.3e-3);
-  EXPECT_DOUBLE_EQ(*(*top)[1].MeanSec(), 1.0e-3);  // the record itself is unchanged
+  EXPECT_DOUBLE_EQ(*(*top)[1].TimeSec(), 1.0e-3);  // the record itself is unchanged
   EXPECT_DOUBLE_EQ(*(*top)[1].RankSec(), 1.3e-3);
   EXPECT_EQ((*top)[2].trace, "c");
 
@@ -201,6 +201,65 @@ INSERT INTO records VALUES (3, '0123456789abcdef0123456789abcde3', 1, 1, 'lucky'
   EXPECT_NE(update.find("append-only"), std::string::npos) << update;
   // ... and filled the new column for the records written before it.
   EXPECT_EQ(testing::RawQuery(path, "SELECT count(*) FROM records WHERE trace_hash = 0"), "0");
+}
+
+// Schema v4: a record's time is its fastest timed group. A file written
+// before ranks by the means it stored until it is opened read-write; the
+// migration then recomputes every successful record's time from its groups,
+// and keeps the stored time of one whose groups cannot be read.
+TEST(RecordTimeMigrationTest, OlderFilesRankByTheFastestGroupOnceMigrated) {
+  TempDir dir;
+  std::string path = dir.File("v1.db");
+  // 'bursty': groups 3, 1 and 2 ms (stored mean 2 ms); 'even': 1.5, 1.6 and
+  // 1.4 ms (1.5 ms); 'unreadable': no groups, stored at 1.7 ms.
+  testing::RawExec(path, std::string(testing::kSchemaVersion1Sql) + R"sql(
+INSERT INTO records VALUES (1, '0123456789abcdef0123456789abcde1', 1, 1, 'bursty',
+  x'fa7e6abc7493683ffca9f1d24d62503ffca9f1d24d62603f', 0.002, 0, '', 'w', 'g', 'v', 1);
+INSERT INTO records VALUES (2, '0123456789abcdef0123456789abcde2', 1, 1, 'even',
+  x'fa7e6abc7493583f2d431cebe2365a3fc7bab88d06f0563f', 0.0015, 0, '', 'w', 'g', 'v', 2);
+INSERT INTO records VALUES (3, '0123456789abcdef0123456789abcde3', 1, 1, 'unreadable', x'', 0.0017, 0, '', 'w', 'g', 'v', 3);
+INSERT INTO records VALUES (4, '0123456789abcdef0123456789abcde4', 1, 1, 'failed', x'', NULL, 3, 'timeout', 'w', 'g', 'v', 4);
+)sql");
+  auto ranked = [](Database* db) {
+    std::vector<std::pair<std::string, double>> out;
+    auto top = db->GetTopK("w1", testing::GpuTarget(), 10);
+    EXPECT_TRUE(top.ok()) << top.status().ToString();
+    if (top.ok()) {
+      for (const TuningRecord& r : *top) out.push_back({r.trace, r.trace_mean_sec});
+    }
+    return out;
+  };
+  {
+    OpenOptions read_only;
+    read_only.read_only = true;
+    auto db = OpenOrDie(path, read_only);
+    ASSERT_NE(db, nullptr);
+    using Ranked = std::vector<std::pair<std::string, double>>;
+    EXPECT_EQ(ranked(db.get()), (Ranked{{"even", 0.0015}, {"unreadable", 0.0017}, {"bursty", 0.002}}));
+  }
+  auto db = OpenOrDie(path);
+  ASSERT_NE(db, nullptr);
+  EXPECT_EQ(db->Stats()->schema_version, kSchemaVersion);
+  auto after = ranked(db.get());
+  ASSERT_EQ(after.size(), 3u);
+  EXPECT_EQ(after[0].first, "bursty");
+  EXPECT_DOUBLE_EQ(after[0].second, 0.001);
+  EXPECT_EQ(after[1].first, "even");
+  EXPECT_DOUBLE_EQ(after[1].second, 0.0014);
+  EXPECT_EQ(after[2].first, "unreadable");
+  EXPECT_DOUBLE_EQ(after[2].second, 0.0017);
+  EXPECT_EQ(testing::RawQuery(path, "SELECT count(*) FROM records WHERE mean_sec IS NULL"), "1");
+  std::string update = testing::RawQuery(path, "UPDATE records SET worker = 'x'");
+  EXPECT_NE(update.find("append-only"), std::string::npos) << update;
+}
+
+TEST(RecordTimeTest, TheFastestGroupAndNoneWithoutGroups) {
+  EXPECT_EQ(RecordTime({}), std::nullopt);
+  EXPECT_DOUBLE_EQ(*RecordTime({3e-3, 1e-3, 2e-3}), 1e-3);
+  TuningRecord failed;
+  failed.error_kind = ErrorKind::kTimeout;
+  failed.run_secs = {1e-3};
+  EXPECT_EQ(failed.TimeSec(), std::nullopt);
 }
 
 }  // namespace

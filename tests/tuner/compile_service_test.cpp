@@ -105,7 +105,7 @@ TEST(CompileServiceTest, TunedWorkloadComesBackAsTheRecordsKernelAndRuns) {
   EXPECT_EQ(object.source(), v1::CompileResponse::SOURCE_TUNED_SAME_DEVICE);
   EXPECT_EQ(object.record_id(), id);
   EXPECT_EQ(object.trace(), *trace);
-  EXPECT_NEAR(object.latency_seconds(), 2.5e-5, 1e-12);
+  EXPECT_NEAR(object.latency_seconds(), 2e-5, 1e-12);  // the record's time: its fastest group
   EXPECT_EQ(object.workload_hash(), StructuralHashHex(mm));
   EXPECT_EQ(object.symbol(), "mm");
   EXPECT_FALSE(object.cached());

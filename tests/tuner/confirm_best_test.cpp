@@ -79,7 +79,7 @@ class ConfirmBestTest : public ::testing::Test {
     for (const auto& r : Records()) {
       if (!r.ok()) continue;
       auto& sum = means.sums[r.trace];
-      sum.first += *r.MeanSec();
+      sum.first += *r.TimeSec();
       sum.second += 1;
       means.first_id.emplace(r.trace, r.id);
     }

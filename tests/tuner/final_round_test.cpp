@@ -76,7 +76,7 @@ class FinalRoundTest : public ::testing::Test {
       if (t.records++ == 0) t.first_id = r.id;
       if (r.ok()) {
         ++t.ok;
-        t.sum += *r.MeanSec();
+        t.sum += *r.TimeSec();
       }
     }
     return out;

@@ -108,17 +108,17 @@ TEST_F(StaleRecordsTest, ResumeMeasuresTheFastestOlderRecordsAgain) {
   // default again (the baseline), then the older successes faster than it,
   // fastest first, at most kRefreshLimit.
   ASSERT_TRUE(tuned[0].ok());
-  const double default_secs = *tuned[0].MeanSec();
+  const double default_secs = *tuned[0].TimeSec();
   std::vector<std::pair<double, std::string>> faster_than_default;
   const database::TuningRecord* slowest = nullptr;
   for (const auto& r : tuned) {
-    if (r.ok() && (!slowest || *r.MeanSec() > *slowest->MeanSec())) slowest = &r;
+    if (r.ok() && (!slowest || *r.TimeSec() > *slowest->TimeSec())) slowest = &r;
   }
   ASSERT_NE(slowest, nullptr);
   ASSERT_NE(slowest->trace, tuned[0].trace) << "the test needs a tuned schedule slower than others";
   std::set<std::string> listed;  // a best measured again has two records: one program
   for (const auto& r : tuned) {
-    double secs = r.trace == slowest->trace ? *r.MeanSec() / 100 : *r.MeanSec();
+    double secs = r.trace == slowest->trace ? *r.TimeSec() / 100 : *r.TimeSec();
     if (r.ok() && r.trace != tuned[0].trace && secs < default_secs && listed.insert(r.trace).second) {
       faster_than_default.push_back({secs, r.trace});
     }

@@ -37,7 +37,7 @@ class SqliteConnection;  // database/sqlite_connection.h
 // "TFDB" as a big-endian int: PRAGMA application_id of every tunefarm database.
 inline constexpr int32_t kApplicationId = 0x54464442;
 // The schema this build writes. Files with a newer version are refused.
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 struct OpenOptions {
   bool read_only = false;          // never write; the file must exist

@@ -83,21 +83,31 @@ struct TuningRecord {
 
   // Set only on records that GetTopK and GetBest return (ignored on commit):
   // a trace may be measured more than once on one target (the tuner measures
-  // each new best again), and it ranks by the mean of MeanSec() over all its
+  // each new best again), and it ranks by the mean of TimeSec() over all its
   // successful records there. This record is the trace's fastest one.
   double trace_mean_sec = 0;  // 0: not a ranked answer
   int trace_records = 0;      // successful records of the trace on this target
 
   bool ok() const { return error_kind == ErrorKind::kNone; }
-  // Mean of run_secs, or nullopt for a failed measurement.
-  std::optional<double> MeanSec() const;
-  // What the record ranks by: trace_mean_sec on a ranked answer, MeanSec()
+  // The record's time (RecordTime of run_secs), or nullopt for a failed
+  // measurement.
+  std::optional<double> TimeSec() const;
+  // What the record ranks by: trace_mean_sec on a ranked answer, TimeSec()
   // elsewhere (nullopt for a failed measurement).
   std::optional<double> RankSec() const;
 
   // Equality of content (everything but the local row id).
   bool SameContent(const TuningRecord& other) const;
 };
+
+// A measurement's time from its timed groups (run_secs): the fastest group;
+// nullopt when there is none. Why not their mean: on a shared machine a
+// group is slowed, never sped up, by what else runs (another process, a
+// neighbour of the virtual machine), and one slowed group moved the mean of
+// 3 by 2 % in the median of the records it hit, about a third of them
+// (docs/tuning-benchmarks.md, "A record's time"). Since schema v4 the
+// records.mean_sec column holds this value (the name is from v1).
+std::optional<double> RecordTime(const std::vector<double>& run_secs);
 
 // Sorts and deduplicates features in place: the canonical form stored.
 void CanonicalizeFingerprint(HardwareFingerprint* fingerprint);
