@@ -5,10 +5,8 @@
 // confirmation is a trial, is never repeated (also across a resume), and is
 // not taught to the cost model.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <map>
 #include <random>
 #include <set>
@@ -23,7 +21,6 @@
 namespace tunefarm::tuner {
 namespace {
 
-namespace fs = std::filesystem;
 
 struct TraceMeans {
   std::map<std::string, std::pair<double, int>> sums;  // trace -> (sum of means, records)
@@ -32,41 +29,15 @@ struct TraceMeans {
   double Mean(const std::string& trace) const { return sums.at(trace).first / sums.at(trace).second; }
 };
 
-class ConfirmBestTest : public ::testing::Test {
+class ConfirmBestTest : public testing::TuningLogTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("tunefarm_confirm_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    auto db = database::Database::Open((dir_ / "tune.db").string());
-    ASSERT_TRUE(db.ok()) << db.status().ToString();
-    db_ = std::move(db).value();
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
+  ConfirmBestTest() : TuningLogTest("tunefarm_confirm_") {}
   Status Tune(int trials, bool confirm) {
-    TuneOptions o;
-    o.target = Target::Host();
-    o.trials = trials;
-    o.batch_size = 8;
-    o.device = "dev";
-    o.warm_start_records = 0;
-    o.search.population = 32;
+    TuneOptions o = testing::LoopOptions(trials);
     o.confirm_best = confirm;
     loop_ = std::make_unique<TuningLoop>(o, db_.get(), &measurer_, model_);
     std::atomic<bool> stop{false};
     return loop_->Run({*MakeTuneTask(testing::SmallMatmul())}, stop, nullptr);
-  }
-  std::vector<database::TuningRecord> Records() {
-    std::vector<database::TuningRecord> out;
-    EXPECT_TRUE(db_->ForEachRecord({}, [&](const database::TuningRecord& r) {
-                    out.push_back(r);
-                    return Status::OK();
-                  }).ok());
-    return out;
   }
   // Every trace's mean over its records, by brute force, and the lowest; a
   // trace with a wrong result on record is never the best.
@@ -105,8 +76,6 @@ class ConfirmBestTest : public ::testing::Test {
     EXPECT_DOUBLE_EQ(best->record->trace_mean_sec, means.Mean(means.best));
   }
 
-  fs::path dir_;
-  std::unique_ptr<database::Database> db_;
   // Every trace's count of records in the log.
   std::map<std::string, int> RecordsPerTrace() {
     std::map<std::string, int> per_trace;

@@ -3,10 +3,8 @@
 // each has final_measurements records, then the next ones while the budget lasts. Its trials come out of the budget, are
 // not taught to the cost model, and a log already at its budget gets none.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <map>
 #include <set>
 #include <string>
@@ -20,7 +18,6 @@
 namespace tunefarm::tuner {
 namespace {
 
-namespace fs = std::filesystem;
 
 // Per trace: its records, successful ones' mean, and its first record's id.
 struct TraceLog {
@@ -31,43 +28,17 @@ struct TraceLog {
   double Mean() const { return sum / ok; }
 };
 
-class FinalRoundTest : public ::testing::Test {
+class FinalRoundTest : public testing::TuningLogTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("tunefarm_final_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    auto db = database::Database::Open((dir_ / "tune.db").string());
-    ASSERT_TRUE(db.ok()) << db.status().ToString();
-    db_ = std::move(db).value();
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
+  FinalRoundTest() : TuningLogTest("tunefarm_final_") {}
   Status Tune(int trials, int final_candidates, const Workload& w = testing::SmallMatmul()) {
-    TuneOptions o;
-    o.target = Target::Host();
-    o.trials = trials;
-    o.batch_size = 8;
-    o.device = "dev";
-    o.warm_start_records = 0;
-    o.search.population = 32;
+    TuneOptions o = testing::LoopOptions(trials);
     o.confirm_best = confirm_best_;
     o.final_candidates = final_candidates;
     o.final_measurements = 3;
     loop_ = std::make_unique<TuningLoop>(o, db_.get(), &measurer_, &model_);
     std::atomic<bool> stop{false};
     return loop_->Run({*MakeTuneTask(w)}, stop, nullptr);
-  }
-  std::vector<database::TuningRecord> Records() {
-    std::vector<database::TuningRecord> out;
-    EXPECT_TRUE(db_->ForEachRecord({}, [&](const database::TuningRecord& r) {
-                    out.push_back(r);
-                    return Status::OK();
-                  }).ok());
-    return out;
   }
   std::map<std::string, TraceLog> ByTrace() {
     std::map<std::string, TraceLog> out;
@@ -101,8 +72,6 @@ class FinalRoundTest : public ::testing::Test {
     EXPECT_DOUBLE_EQ(best->record->trace_mean_sec, status.best_seconds);
   }
 
-  fs::path dir_;
-  std::unique_ptr<database::Database> db_;
   testing::LuckyOnceMeasurer measurer_;
   testing::CountingModel model_;
   bool confirm_best_ = true;

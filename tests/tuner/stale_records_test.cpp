@@ -45,14 +45,7 @@ class StaleRecordsTest : public ::testing::Test {
   }
   // Tunes mm on the test device (synthetic times that depend on the trace only).
   Status Tune(database::Database* db, int trials, TuningLoop** keep = nullptr) {
-    TuneOptions o;
-    o.target = Target::Host();
-    o.trials = trials;
-    o.batch_size = 8;
-    o.device = "dev";
-    o.warm_start_records = 0;
-    o.search.population = 32;
-    loop_ = std::make_unique<TuningLoop>(o, db, &measurer_, nullptr);
+    loop_ = std::make_unique<TuningLoop>(testing::LoopOptions(trials), db, &measurer_, nullptr);
     if (keep) *keep = loop_.get();
     std::atomic<bool> stop{false};
     return loop_->Run({*MakeTuneTask(testing::SmallMatmul())}, stop, nullptr);

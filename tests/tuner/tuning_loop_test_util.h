@@ -3,8 +3,11 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <functional>
+#include <memory>
 #include <random>
 #include <set>
 #include <string>
@@ -14,6 +17,8 @@
 #include "tunefarm/compiler/trace.h"
 #include "tunefarm/compiler/workload_parser.h"
 #include "tunefarm/costmodel/cost_model.h"
+#include "tunefarm/database/database.h"
+#include "tunefarm/tuner/tuning_loop.h"
 #include "tunefarm/worker/test_device.h"
 
 namespace tunefarm::tuner::testing {
@@ -25,6 +30,54 @@ inline Workload SmallMatmul() {
   EXPECT_TRUE(w.ok()) << w.status().ToString();
   return *w;
 }
+
+// What the tuning-loop tests tune with: this machine's target, batches of 8,
+// the device "dev", no transfer, a pool of 32.
+inline TuneOptions LoopOptions(int trials) {
+  TuneOptions o;
+  o.target = Target::Host();
+  o.trials = trials;
+  o.batch_size = 8;
+  o.device = "dev";
+  o.warm_start_records = 0;
+  o.search.population = 32;
+  return o;
+}
+
+// A test with its own directory and tuning log (dir_/tune.db), both removed
+// afterwards; `prefix` names the directory after the suite.
+class TuningLogTest : public ::testing::Test {
+ protected:
+  explicit TuningLogTest(std::string prefix) : prefix_(std::move(prefix)) {}
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           (prefix_ + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    auto db = database::Database::Open((dir_ / "tune.db").string());
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    db_ = std::move(db).value();
+  }
+  void TearDown() override {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  // Every record of the log, in commit order.
+  std::vector<database::TuningRecord> Records() {
+    std::vector<database::TuningRecord> out;
+    EXPECT_TRUE(db_->ForEachRecord({}, [&](const database::TuningRecord& r) {
+                    out.push_back(r);
+                    return Status::OK();
+                  }).ok());
+    return out;
+  }
+  std::filesystem::path dir_;
+  std::unique_ptr<database::Database> db_;
+
+ private:
+  std::string prefix_;
+};
 
 // True for the record of the untuned default: a trace without instructions.
 inline bool IsDefaultTrace(const std::string& text) {
