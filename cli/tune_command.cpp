@@ -76,6 +76,22 @@ std::string Clock(double s) {
   return t >= 3600 ? fmt::format("{}:{:02}:{:02}", t / 3600, t / 60 % 60, t % 60) : fmt::format("{}:{:02}", t / 60, t % 60);
 }
 
+// The run's machine speed (tuner/machine_speed.h), after the results: one
+// line when it held, and what it means for the ranking when it did not.
+void PrintMachineSpeed(const tuner::MachineSpeed::Summary& s) {
+  if (s.batches == 0) return;  // nothing was probed (every candidate failed)
+  if (s.slow_batches == 0) {
+    fmt::print("machine speed steady: every batch within {:.0f}% of the fastest this run measured (speed probe)\n",
+               (1 - tuner::MachineSpeed::kSlowSpeed) * 100);
+    return;
+  }
+  fmt::print("machine speed: {} of {} batches ({} kernels) ran below {:.0f}% of the fastest speed this run measured, "
+             "the slowest at {:.0f}% (speed probe): something else was using the machine. Kernels timed then look "
+             "slower than they are, so the ranking favours those timed in the fast stretches; keep the machine quiet "
+             "while tuning\n",
+             s.slow_batches, s.batches, s.slow_results, tuner::MachineSpeed::kSlowSpeed * 100, s.slowest * 100);
+}
+
 int Tune(const TuneOptionsCli& o) {
   auto overrides = ParseOverrides(o.overrides);
   if (!overrides.ok()) {
@@ -168,6 +184,11 @@ int Tune(const TuneOptionsCli& o) {
                                    Clock(p.eta_s));
     if (p.resumed_trials > 0) line += fmt::format("  ({} resumed)", p.resumed_trials);
     if (p.final_round) line += "  final round";
+    // A slow stretch shows while it lasts: the kernels of this batch look
+    // slower than they are (tuner/machine_speed.h).
+    if (p.machine_speed > 0 && p.machine_speed < tuner::MachineSpeed::kSlowSpeed) {
+      line += fmt::format("  machine at {:.0f}% speed", p.machine_speed * 100);
+    }
     if (tty) {
       fmt::print(stderr, "\r{}\x1b[K", line);
     } else {
@@ -223,6 +244,7 @@ int Tune(const TuneOptionsCli& o) {
                  t.name, t.unaligned_seeds);
     }
   }
+  PrintMachineSpeed(loop.machine_speed().Summarize());
   if (loop.transfer_records() > 0) {
     fmt::print("cost model warm-started from {} records of {} other workload(s) in the log\n", loop.transfer_records(),
                loop.transfer_workloads());

@@ -81,6 +81,7 @@ v1::MeasureResult ToProto(const MeasureResult& r) {
   p.set_error_message(r.error_message);
   for (double s : r.repeat_seconds) p.add_repeat_seconds(s);
   p.set_build_seconds(r.build_seconds);
+  p.set_speed_probe_seconds(r.speed_probe_seconds);
   return p;
 }
 
@@ -91,6 +92,7 @@ MeasureResult FromProto(const v1::MeasureResult& p) {
   r.error_message = p.error_message();
   r.repeat_seconds.assign(p.repeat_seconds().begin(), p.repeat_seconds().end());
   r.build_seconds = p.build_seconds();
+  r.speed_probe_seconds = p.speed_probe_seconds();
   return r;
 }
 

@@ -330,6 +330,15 @@ void JobManager::RunJob(std::shared_ptr<Job> job) {
         spdlog::info("jobs: {}: {}: {} of the log's records were timed with {}; measured the {} fastest of them again",
                      id, t.name, t.stale_records, t.stale_from, t.refreshed);
       }
+      // Compared per worker: each machine of the key against its own fastest probe.
+      const MachineSpeed::Summary speed = loop.machine_speed().Summarize();
+      if (speed.slow_batches > 0) {
+        spdlog::warn("jobs: {}: {} of {} batches ({} kernels) were timed while a worker ran below {:.0f}% of its "
+                     "fastest speed in this job, the slowest at {:.0f}% (speed probe): those kernels look slower "
+                     "than they are",
+                     id, speed.slow_batches, speed.batches, speed.slow_results, MachineSpeed::kSlowSpeed * 100,
+                     speed.slowest * 100);
+      }
       const costmodel::TransferReport& transfer = model.transfer_report();
       if (transfer.dropped) {
         spdlog::info("jobs: {}: the cost model dropped its {} transfer records after {} own records (pairwise on {} "

@@ -245,6 +245,7 @@ Status TuningLoop::MeasureAndRecord(TaskState& state, TaskStatus& status, std::v
   // resumed run proposes it again.
   if (results.empty() && !inputs.empty()) return Status::Cancelled("the batch in flight was abandoned; nothing of it was recorded");
   if (results.size() != inputs.size()) return Status::Internal("the measurer returned a result count that differs from the batch");
+  last_machine_speed_ = machine_speed_.AddBatch(results).value_or(0);
   database::Target target = RecordTargetForRun();
   std::vector<database::TuningRecord> records;
   for (size_t i = 0; i < results.size(); ++i) {
@@ -342,6 +343,8 @@ Status TuningLoop::Run(std::vector<TuneTask> tasks, const std::atomic<bool>& sto
                                                                                  : nullptr));
   states_.clear();
   status_.clear();
+  machine_speed_ = MachineSpeed();
+  last_machine_speed_ = 0;
   if (model_ && options_.warm_start_records > 0) {
     // Before this job's own records: they are added by Resume below.
     TransferOptions transfer;
@@ -404,6 +407,7 @@ Status TuningLoop::Run(std::vector<TuneTask> tasks, const std::atomic<bool>& sto
   auto report = [&](size_t last, bool final_round) {
     Progress p;
     p.final_round = final_round;
+    p.machine_speed = last_machine_speed_;
     for (const TaskStatus& s : status_) p.trials_done += s.trials;
     p.trials_total = std::max(options_.trials, p.trials_done);
     p.resumed_trials = resumed;

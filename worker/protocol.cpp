@@ -172,7 +172,8 @@ json ToJson(const MeasureResult& r) {
           {"error", MeasureErrorKindName(r.error)},
           {"message", r.error_message},
           {"repeat_seconds", r.repeat_seconds},
-          {"build_seconds", r.build_seconds}};
+          {"build_seconds", r.build_seconds},
+          {"speed_probe_seconds", r.speed_probe_seconds}};
 }
 
 MeasureResult ResultFromJson(const json& j) {
@@ -187,10 +188,12 @@ MeasureResult ResultFromJson(const json& j) {
       }
     }
     r.build_seconds = j.value("build_seconds", 0.0);
+    r.speed_probe_seconds = j.value("speed_probe_seconds", 0.0);
   } catch (const json::exception& e) {
     r.error = MeasureErrorKind::kWorkerLost;
     r.error_message = std::string("malformed result from the runner: ") + e.what();
     r.repeat_seconds.clear();
+    r.speed_probe_seconds = 0;
   }
   return r;
 }

@@ -85,6 +85,12 @@ uint64_t Checksum(const std::vector<HostBuffer>& buffers);
 Result<std::vector<double>> TimeKernel(const PreparedCall& call, const MeasureOptions& options,
                                        double first_run_seconds);
 
+// Seconds of a fixed arithmetic loop run once on each of the runtime's
+// current threads (the median of three calls, about a millisecond each):
+// MeasureResult::speed_probe_seconds. Comparable only with probes of the same
+// runner binary at the same thread count (runner_speed_probe.cpp).
+double TimeSpeedProbe();
+
 // One batch: builds, then measures in order, sending events on `channel`.
 class Session {
  public:

@@ -103,6 +103,7 @@ MeasureResult Session::Run(Built& b, const MeasureOptions& options, int index) {
     r.error = kind;
     r.error_message = std::move(message);
     r.repeat_seconds.clear();
+    r.speed_probe_seconds = 0;
     return r;
   };
   std::string key = ReferenceKey(*b.workload, options.input_seed);
@@ -173,6 +174,9 @@ MeasureResult Session::Run(Built& b, const MeasureOptions& options, int index) {
     auto times = TimeKernel(call, options, first_seconds);
     if (times.ok()) {
       r.repeat_seconds = std::move(*times);
+      // Right after the kernel, on its threads: how fast the machine was
+      // while it was timed (TimeSpeedProbe).
+      r.speed_probe_seconds = TimeSpeedProbe();
     } else {
       fail(MeasureErrorKind::kRuntimeError, times.status().ToString());
     }

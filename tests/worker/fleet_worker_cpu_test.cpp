@@ -73,6 +73,7 @@ TEST(FleetWorkerCpuTest, MeasuresARealMatmul) {
       ASSERT_EQ(r->repeat_seconds_size(), 3) << id;
       for (double s : r->repeat_seconds()) EXPECT_GT(s, 0) << id;
       EXPECT_GT(r->build_seconds(), 0) << id;
+      EXPECT_GT(r->speed_probe_seconds(), 0) << id << ": the probe travels with the times";
     }
   });
 }

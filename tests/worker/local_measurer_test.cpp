@@ -140,6 +140,7 @@ TEST_F(LocalMeasurerTest, WrongResultIsAnErrorNotAFastKernel) {
   EXPECT_NE(results[0].error_message.find("output 'C'"), std::string::npos) << results[0].error_message;
   EXPECT_NE(results[0].error_message.find("interpreter"), std::string::npos) << results[0].error_message;
   EXPECT_TRUE(results[0].repeat_seconds.empty());
+  EXPECT_EQ(results[0].speed_probe_seconds, 0) << "a failed candidate carries no probe";
 }
 
 TEST_F(LocalMeasurerTest, LargeWorkloadChecksAgainstCompiledDefaultSchedule) {

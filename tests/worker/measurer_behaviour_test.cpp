@@ -136,12 +136,14 @@ TEST(ProtocolTest, ResultsRoundTrip) {
   r.error_message = "output 'C' differs";
   r.repeat_seconds = {1e-3, 2e-3};
   r.build_seconds = 0.25;
+  r.speed_probe_seconds = 8e-4;
   MeasureResult back = worker_protocol::ResultFromJson(worker_protocol::ToJson(r));
   EXPECT_EQ(back.candidate_id, r.candidate_id);
   EXPECT_EQ(back.error, r.error);
   EXPECT_EQ(back.error_message, r.error_message);
   EXPECT_EQ(back.repeat_seconds, r.repeat_seconds);
   EXPECT_EQ(back.build_seconds, r.build_seconds);
+  EXPECT_EQ(back.speed_probe_seconds, r.speed_probe_seconds);
   EXPECT_STREQ(MeasureErrorKindName(MeasureErrorKind::kCompileError), "compile_error");
 }
 

@@ -86,6 +86,8 @@ inline ::testing::AssertionResult Measured(const MeasureResult& r, int repeat = 
     if (!(s > 0)) return ::testing::AssertionFailure() << r.candidate_id << ": non-positive time " << s;
   }
   if (!(r.build_seconds > 0)) return ::testing::AssertionFailure() << r.candidate_id << ": no build time";
+  // The machine's speed beside the kernel's times (runner_speed_probe.cpp).
+  if (!(r.speed_probe_seconds > 0)) return ::testing::AssertionFailure() << r.candidate_id << ": no speed probe";
   return ::testing::AssertionSuccess();
 }
 

@@ -26,6 +26,7 @@
 #include "tunefarm/common/status.h"
 #include "tunefarm/compiler/target.h"
 #include "tunefarm/compiler/workload.h"
+#include "tunefarm/tuner/machine_speed.h"
 #include "tunefarm/tuner/search.h"
 #include "tunefarm/worker/measure.h"
 
@@ -144,6 +145,9 @@ struct Progress {
   const std::vector<TaskStatus>* tasks = nullptr;
   size_t last_task = 0;
   bool final_round = false;  // the search is done; the fastest kernels are being measured again
+  // The last batch's machine speed (MachineSpeed): 1 the fastest this run
+  // has seen, 0.8 a fifth slower; 0 when its results carried no probe.
+  double machine_speed = 0;
 };
 
 // How many of a task's resumed stale records (TaskStatus::stale_records) a
@@ -165,6 +169,8 @@ class TuningLoop {
   // Transfer: records of other workloads the model was warm-started with.
   int transfer_records() const { return transfer_records_; }
   int transfer_workloads() const { return transfer_workloads_; }
+  // How fast the machine ran, batch by batch (every measured batch of this run).
+  const MachineSpeed& machine_speed() const { return machine_speed_; }
 
  private:
   struct TaskState;
@@ -200,6 +206,8 @@ class TuningLoop {
   std::vector<TaskStatus> status_;
   int transfer_records_ = 0;
   int transfer_workloads_ = 0;
+  MachineSpeed machine_speed_;
+  double last_machine_speed_ = 0;  // Progress::machine_speed
 };
 
 }  // namespace tunefarm::tuner

@@ -54,6 +54,13 @@ struct MeasureResult {
   std::string error_message;
   std::vector<double> repeat_seconds;  // seconds per run, one per group
   double build_seconds = 0;
+  // Seconds of the runner's speed probe, a fixed arithmetic loop timed right
+  // after the kernel on the same threads (runner.h, TimeSpeedProbe): a larger
+  // value than the same worker's other results means the machine ran slower
+  // while this one was timed. 0: not probed (a failure, a synthetic device,
+  // an older worker). Comparable only among one worker's results at one
+  // thread count.
+  double speed_probe_seconds = 0;
   std::string worker;  // who measured it (set by fleet dispatch; empty: this process)
   double MeanSeconds() const;  // mean of repeat_seconds; +inf on error
 };
