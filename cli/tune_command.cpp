@@ -207,7 +207,7 @@ int Tune(const TuneOptionsCli& o) {
     double base = t.default_seconds > 0 ? t.flops / t.default_seconds / 1e9 : 0;
     fmt::print("{:<20} {:>7} {:>7} {:>14.2f} {:>14.2f} {:>8.1f}x  #{}\n", t.name, t.trials, t.errors, base, best,
                base > 0 ? best / base : 0.0, t.best_record_id);
-    series.push_back({t.name, t.curve, base});
+    series.push_back({t.name, t.curve, base, loop.machine_speed().SlowTrials(int(series.size()))});
   }
   for (const tuner::TaskStatus& t : loop.status()) {
     // A log tuned by an older tunefarm: its records' decisions were lined up

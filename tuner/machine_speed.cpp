@@ -5,7 +5,7 @@
 
 namespace tunefarm::tuner {
 
-std::optional<double> MachineSpeed::AddBatch(const std::vector<MeasureResult>& results) {
+std::optional<double> MachineSpeed::AddBatch(const std::vector<MeasureResult>& results, BatchPlace place) {
   std::vector<Probe> probes;
   for (const MeasureResult& r : results) {
     // A failed candidate carries no probe; a probe of zero would be a clock
@@ -16,8 +16,8 @@ std::optional<double> MachineSpeed::AddBatch(const std::vector<MeasureResult>& r
     if (!added) it->second = std::min(it->second, r.speed_probe_seconds);
   }
   if (probes.empty()) return std::nullopt;
-  batches_.push_back(std::move(probes));
-  return BatchSpeed(batches_.back());
+  batches_.push_back({std::move(probes), place});
+  return BatchSpeed(batches_.back().probes);
 }
 
 double MachineSpeed::BatchSpeed(const std::vector<Probe>& probes) const {
@@ -31,16 +31,30 @@ double MachineSpeed::BatchSpeed(const std::vector<Probe>& probes) const {
 
 MachineSpeed::Summary MachineSpeed::Summarize() const {
   Summary s;
-  for (const std::vector<Probe>& probes : batches_) {
-    double speed = BatchSpeed(probes);
+  for (const Batch& batch : batches_) {
+    double speed = BatchSpeed(batch.probes);
     ++s.batches;
     s.slowest = std::min(s.slowest, speed);
     if (speed < kSlowSpeed) {
       ++s.slow_batches;
-      s.slow_results += int(probes.size());
+      s.slow_results += int(batch.probes.size());
     }
   }
   return s;
+}
+
+std::vector<std::pair<int, int>> MachineSpeed::SlowTrials(int task) const {
+  std::vector<std::pair<int, int>> ranges;
+  for (const Batch& batch : batches_) {
+    const BatchPlace& p = batch.place;
+    if (p.task != task || p.end_trial <= p.first_trial || BatchSpeed(batch.probes) >= kSlowSpeed) continue;
+    if (!ranges.empty() && ranges.back().second == p.first_trial) {
+      ranges.back().second = p.end_trial;
+    } else {
+      ranges.push_back({p.first_trial, p.end_trial});
+    }
+  }
+  return ranges;
 }
 
 }  // namespace tunefarm::tuner

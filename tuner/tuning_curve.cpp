@@ -71,9 +71,20 @@ std::string TuningCurveSvg(const std::vector<CurveSeries>& series, const std::st
                 "<text transform=\"translate(18 %.1f) rotate(-90)\" text-anchor=\"middle\">best GFLOP/s</text>\n",
                 kLeft, kTop, plot_w, plot_h, kLeft + plot_w / 2, kHeight - 12, kTop + plot_h / 2);
   os << buf;
+  bool any_slow = false;
   for (size_t i = 0; i < series.size(); ++i) {
     const CurveSeries& s = series[i];
     const char* color = kColors[i % (sizeof(kColors) / sizeof(kColors[0]))];
+    // Under the curve: a best found there was timed slow, and kernels of
+    // those trials may be faster than they look.
+    for (const auto& [first, end] : s.slow_trials) {
+      any_slow = true;
+      std::snprintf(buf, sizeof(buf),
+                    "<rect class=\"slow\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" "
+                    "fill-opacity=\"0.12\"/>\n",
+                    x(first), kTop, std::max(1.0, x(end) - x(first)), plot_h, color);
+      os << buf;
+    }
     if (!s.points.empty()) {
       os << "<polyline fill=\"none\" stroke-width=\"2\" stroke=\"" << color << "\" points=\"";
       double last = 0;
@@ -102,7 +113,8 @@ std::string TuningCurveSvg(const std::vector<CurveSeries>& series, const std::st
                   s.points.empty() ? 0.0 : s.points.back().second, s.baseline_gflops);
     os << buf;
   }
-  os << "<text x=\"" << kLeft << "\" y=\"" << kHeight - 12 << "\" fill=\"#666\" font-size=\"10\">dashed: default schedule</text>\n";
+  os << "<text x=\"" << kLeft << "\" y=\"" << kHeight - 12 << "\" fill=\"#666\" font-size=\"10\">dashed: default schedule"
+     << (any_slow ? "; shaded: trials timed while the machine ran slow" : "") << "</text>\n";
   os << "</svg>\n";
   return os.str();
 }

@@ -245,7 +245,8 @@ Status TuningLoop::MeasureAndRecord(TaskState& state, TaskStatus& status, std::v
   // resumed run proposes it again.
   if (results.empty() && !inputs.empty()) return Status::Cancelled("the batch in flight was abandoned; nothing of it was recorded");
   if (results.size() != inputs.size()) return Status::Internal("the measurer returned a result count that differs from the batch");
-  last_machine_speed_ = machine_speed_.AddBatch(results).value_or(0);
+  last_machine_speed_ =
+      machine_speed_.AddBatch(results, {state.index, status.trials, status.trials + int(results.size())}).value_or(0);
   database::Target target = RecordTargetForRun();
   std::vector<database::TuningRecord> records;
   for (size_t i = 0; i < results.size(); ++i) {
@@ -364,6 +365,7 @@ Status TuningLoop::Run(std::vector<TuneTask> tasks, const std::atomic<bool>& sto
   for (size_t i = 0; i < tasks.size(); ++i) {
     auto state = std::make_unique<TaskState>();
     state->task = std::move(tasks[i]);
+    state->index = int(i);
     TF_ASSIGN_OR_RETURN(state->default_func, LowerToPrimFunc(state->task.workload));
     state->search = std::make_unique<EvolutionarySearch>(state->default_func, policy_.get(), options_.search,
                                                          options_.seed * 7919 + i);

@@ -28,6 +28,7 @@ struct StaleSuccess {
 
 struct TuningLoop::TaskState {
   TuneTask task;
+  int index = 0;  // in the job's tasks (and status_)
   ir::PrimFunc default_func;
   std::unique_ptr<EvolutionarySearch> search;
   std::set<uint64_t> measured;          // every program of the log's records: never proposed again

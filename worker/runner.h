@@ -86,7 +86,8 @@ Result<std::vector<double>> TimeKernel(const PreparedCall& call, const MeasureOp
                                        double first_run_seconds);
 
 // Seconds of a fixed arithmetic loop run once on each of the runtime's
-// current threads (the median of three calls, about a millisecond each):
+// current threads (the median of three calls, about a millisecond each,
+// after warm-up calls that settle the pool's threads on their cores):
 // MeasureResult::speed_probe_seconds. Comparable only with probes of the same
 // runner binary at the same thread count (runner_speed_probe.cpp).
 double TimeSpeedProbe();

@@ -30,6 +30,7 @@ typedef float Lanes __attribute__((vector_size(16)));
 constexpr int kChains = 12;              // independent chains per thread: fills the pipes, fits the registers
 constexpr int64_t kIterations = 200000;  // about 0.5-1 ms per call on a 3-5 GHz core
 constexpr int kCalls = 3;                // the probe's time: the median of these
+constexpr double kSettleSeconds = 0.05;  // a new pool's threads spread over their cores
 
 // Sink for the chains' results, so that the loop is not optimised away.
 volatile float g_probe_sink = 0;
@@ -64,10 +65,19 @@ double TimeOnce() {
 }  // namespace
 
 double TimeSpeedProbe() {
-  // Untimed: the first parallel call of a runner whose kernels ran serially
-  // starts the pool's threads, and a pool that went idle wakes up; measured
-  // without it, the probe after a slow serial kernel (the untuned default)
-  // ran a third slower on a quiet machine.
+  // The first probe on more threads than before starts new pool threads
+  // (the untuned default runs serially), and a new thread shares its
+  // parent's core until the scheduler moves it, for some milliseconds: the
+  // probe after the default ran a third slower on a quiet machine. So the
+  // first one keeps the pool busy for a while, untimed; after that one call
+  // wakes a pool that went idle.
+  static int settled_threads = 1;
+  const int threads = tunefarm_get_num_threads();
+  if (threads > settled_threads) {
+    auto start = Clock::now();
+    while (std::chrono::duration<double>(Clock::now() - start).count() < kSettleSeconds) TimeOnce();
+    settled_threads = threads;
+  }
   TimeOnce();
   std::vector<double> calls;
   for (int i = 0; i < kCalls; ++i) calls.push_back(TimeOnce());

@@ -59,6 +59,19 @@ TEST(MachineSpeedTest, AFasterStretchLaterMakesTheEarlierBatchesSlow) {
   EXPECT_DOUBLE_EQ(s.slowest, 0.5);
 }
 
+TEST(MachineSpeedTest, SlowTrialsArePerTaskAndMerged) {
+  MachineSpeed speed;
+  speed.AddBatch({Probed(1e-3)}, {0, 0, 1});
+  speed.AddBatch({Probed(2e-3), Probed(2e-3)}, {0, 1, 3});
+  speed.AddBatch({Probed(2e-3), Probed(2e-3)}, {1, 0, 2});  // another task, same stretch
+  speed.AddBatch({Probed(2e-3), Probed(2e-3)}, {0, 3, 5});  // adjacent: merged
+  speed.AddBatch({Probed(1e-3), Probed(1e-3)}, {0, 5, 7});
+  speed.AddBatch({Probed(2e-3)}, {0, 7, 8});
+  EXPECT_EQ(speed.SlowTrials(0), (std::vector<std::pair<int, int>>{{1, 5}, {7, 8}}));
+  EXPECT_EQ(speed.SlowTrials(1), (std::vector<std::pair<int, int>>{{0, 2}}));
+  EXPECT_TRUE(speed.SlowTrials(2).empty());
+}
+
 TEST(MachineSpeedTest, EachWorkerIsComparedWithItself) {
   MachineSpeed speed;
   // Two machines of a fleet whose probes differ by their hardware, not by a
@@ -114,6 +127,9 @@ TEST_F(MachineSpeedLoopTest, ASlowStretchIsReportedWhileItLastsAndInTheSummary) 
   EXPECT_EQ(s.slow_batches, 2);
   EXPECT_EQ(s.slow_results, 16);
   EXPECT_DOUBLE_EQ(s.slowest, 0.5);
+  // The task's trials 9-24 (after the default and the first batch), where the curve is shaded.
+  EXPECT_EQ(loop.machine_speed().SlowTrials(0), (std::vector<std::pair<int, int>>{{9, 25}}));
+  EXPECT_TRUE(loop.machine_speed().SlowTrials(1).empty()) << "no other task";
 }
 
 TEST_F(MachineSpeedLoopTest, AnUnprobedDeviceReportsNoSpeed) {

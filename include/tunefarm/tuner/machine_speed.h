@@ -18,11 +18,20 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tunefarm/worker/measure.h"
 
 namespace tunefarm::tuner {
+
+// Where a measured batch's trials lie in its task: trials [first_trial,
+// end_trial) of task `task` (the tuning loop's task index; -1: not said).
+struct BatchPlace {
+  int task = -1;
+  int first_trial = 0;
+  int end_trial = 0;
+};
 
 class MachineSpeed {
  public:
@@ -34,7 +43,7 @@ class MachineSpeed {
   // Notes one batch's results. Returns its speed against the fastest probes
   // seen so far (this batch's included), or nullopt when none of its results
   // carries a probe (failures, a synthetic device, an older worker).
-  std::optional<double> AddBatch(const std::vector<MeasureResult>& results);
+  std::optional<double> AddBatch(const std::vector<MeasureResult>& results, BatchPlace place = {});
 
   struct Summary {
     int batches = 0;       // batches with at least one probe
@@ -46,6 +55,11 @@ class MachineSpeed {
   // a batch that looked steady before a faster stretch came can turn out slow.
   Summary Summarize() const;
 
+  // The trials of `task` measured in slow batches (as Summarize judges
+  // them), as [first, end) ranges in order, adjacent ones merged: where the
+  // tuning curve shades its x axis.
+  std::vector<std::pair<int, int>> SlowTrials(int task) const;
+
  private:
   struct Probe {
     std::string worker;
@@ -54,8 +68,13 @@ class MachineSpeed {
   // The median over `probes` of fastest / seconds.
   double BatchSpeed(const std::vector<Probe>& probes) const;
 
+  struct Batch {
+    std::vector<Probe> probes;  // at least one
+    BatchPlace place;
+  };
+
   std::map<std::string, double> fastest_;  // worker -> its fastest probe, seconds
-  std::vector<std::vector<Probe>> batches_;  // the probed batches, in order
+  std::vector<Batch> batches_;             // the probed batches, in order
 };
 
 }  // namespace tunefarm::tuner

@@ -11,8 +11,10 @@
 // (confirm_best): a trace ranks by the mean of its measurements, here as in
 // the database. Optionally, a final round measures each task's fastest
 // traces again until each has several measurements (final_candidates).
-// Stopping (the `stop` flag) ends the loop after the batch in flight; nothing
-// measured is lost.
+// Each batch's machine speed, from the speed probe its results carry, is
+// tracked (machine_speed(), Progress::machine_speed) and reported, never used
+// to correct a time. Stopping (the `stop` flag) ends the loop after the batch
+// in flight; nothing measured is lost.
 #pragma once
 
 #include <atomic>
