@@ -1,5 +1,5 @@
-// The tunefarm runtime: a persistent thread pool behind tunefarm_parallel_for,
-// and aligned allocation for kernel-local buffers.
+// The tunefarm runtime's thread pool, behind tunefarm_parallel_for (the
+// allocation of kernel-local buffers is in allocator.cpp).
 //
 // Scheduling: a parallel_for over [0, n) is cut into T = min(threads, n)
 // contiguous chunks of nearly equal size (static schedule, like OpenMP's
@@ -205,17 +205,6 @@ extern "C" {
 int32_t tunefarm_parallel_for(int64_t n, tunefarm_parallel_body body, void* closure) {
   return Pool().ParallelFor(n, body, closure);
 }
-
-void* tunefarm_alloc(int64_t size_bytes, int64_t alignment) {
-  if (size_bytes <= 0) size_bytes = 1;
-  size_t align = sizeof(void*);
-  while (static_cast<int64_t>(align) < alignment) align <<= 1;  // power of two, >= pointer size
-  void* p = nullptr;
-  if (posix_memalign(&p, align, static_cast<size_t>(size_bytes)) != 0) return nullptr;
-  return p;
-}
-
-void tunefarm_free(void* ptr) { std::free(ptr); }
 
 void tunefarm_set_num_threads(int32_t n) { Pool().SetNumThreads(n); }
 

@@ -22,7 +22,9 @@ typedef int32_t (*tunefarm_parallel_body)(int64_t begin, int64_t end, void* clos
 int32_t tunefarm_parallel_for(int64_t n, tunefarm_parallel_body body, void* closure);
 
 /* Aligned heap memory for kernel-local buffers; never returns NULL for size > 0
- * unless out of memory. */
+ * unless out of memory. Free it with tunefarm_free only. Large blocks freed
+ * are kept for the next request of the same size and alignment, so that a
+ * kernel called again does not fault its buffers' pages in afresh. */
 void* tunefarm_alloc(int64_t size_bytes, int64_t alignment);
 void tunefarm_free(void* ptr);
 
