@@ -12,7 +12,8 @@
 //
 // So a large block freed by a kernel is kept for the next request of the same
 // size and alignment: a small cache, most recently freed first, bounded in
-// blocks and bytes. Small blocks go straight to malloc; the heap keeps them.
+// blocks (16, or 4 per CPU) and bytes. Small blocks go straight to
+// malloc; the heap keeps them.
 //
 // Layout: every block has a header in front of the pointer handed out (the
 // base malloc returned and the requested size and alignment), so that
@@ -21,9 +22,11 @@
 // process exit.
 #include "tunefarm/runtime/runtime.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -32,9 +35,23 @@ namespace {
 // requests from its heap bins without faults.
 constexpr size_t kCachedMinBytes = size_t(64) << 10;
 // What the cache may hold once freed: enough for the buffers of a few
-// kernels called in turn, little next to the tensors they work on.
-constexpr size_t kCacheMaxBlocks = 16;
+// kernels called in turn, little next to the tensors they work on. A kernel
+// that allocates inside a parallel loop frees a block per thread per call,
+// so the bound on blocks grows with the machine's CPUs (MaxBlocks).
+constexpr size_t kCacheMinBlocks = 16;
+constexpr size_t kCacheBlocksPerThread = 4;
 constexpr size_t kCacheMaxBytes = size_t(256) << 20;
+// Larger alignments are refused (a page of a huge page is the most a kernel asks).
+constexpr int64_t kMaxAlignment = int64_t(1) << 30;
+
+// From the machine's CPUs, once: not from tunefarm_get_num_threads, which
+// takes the pool's dispatch lock, held by the thread that waits for the
+// kernel's parallel bodies, which free their blocks here.
+size_t MaxBlocks() {
+  static const size_t max_blocks =
+      std::max(kCacheMinBlocks, kCacheBlocksPerThread * size_t(std::max(1u, std::thread::hardware_concurrency())));
+  return max_blocks;
+}
 
 struct Header {
   void* base;        // what malloc returned
@@ -66,7 +83,8 @@ class BlockCache {
       std::lock_guard<std::mutex> lock(mu_);
       free_.push_back(p);
       cached_bytes_ += HeaderOf(p)->size;
-      while (!free_.empty() && (free_.size() > kCacheMaxBlocks || cached_bytes_ > kCacheMaxBytes)) {
+      const size_t max_blocks = MaxBlocks();
+      while (!free_.empty() && (free_.size() > max_blocks || cached_bytes_ > kCacheMaxBytes)) {
         cached_bytes_ -= HeaderOf(free_.front())->size;
         evicted.push_back(free_.front());
         free_.erase(free_.begin());
@@ -95,6 +113,7 @@ extern "C" {
 
 void* tunefarm_alloc(int64_t size_bytes, int64_t alignment) {
   const size_t size = size_bytes > 0 ? size_t(size_bytes) : 1;
+  if (alignment > kMaxAlignment) return nullptr;
   size_t align = alignof(Header);
   while (static_cast<int64_t>(align) < alignment) align <<= 1;  // power of two, >= the header's
   if (size >= kCachedMinBytes) {

@@ -245,8 +245,15 @@ Status TuningLoop::MeasureAndRecord(TaskState& state, TaskStatus& status, std::v
   // resumed run proposes it again.
   if (results.empty() && !inputs.empty()) return Status::Cancelled("the batch in flight was abandoned; nothing of it was recorded");
   if (results.size() != inputs.size()) return Status::Internal("the measurer returned a result count that differs from the batch");
-  last_machine_speed_ =
-      machine_speed_.AddBatch(results, {state.index, status.trials, status.trials + int(results.size())}).value_or(0);
+  // The untuned default alone is left out: its probe follows seconds of a
+  // serial kernel, when the other cores have been idle, and read up to a
+  // seventh slow on a quiet machine.
+  const bool baseline_alone = batch.size() == 1 && batch[0].trace.size() == 0;
+  if (!baseline_alone) {
+    last_machine_speed_ =
+        machine_speed_.AddBatch(results, {state.index, status.trials, status.trials + int(results.size())})
+            .value_or(0);
+  }
   database::Target target = RecordTargetForRun();
   std::vector<database::TuningRecord> records;
   for (size_t i = 0; i < results.size(); ++i) {

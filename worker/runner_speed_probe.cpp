@@ -12,6 +12,7 @@
 // in the caches. Its absolute time means nothing; only its ratio to the same
 // probe timed elsewhere in the same run (same binary, same threads) does.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <vector>
 
@@ -32,23 +33,28 @@ constexpr int64_t kIterations = 200000;  // about 0.5-1 ms per call on a 3-5 GHz
 constexpr int kCalls = 3;                // the probe's time: the median of these
 constexpr double kSettleSeconds = 0.05;  // a new pool's threads spread over their cores
 
-// Sink for the chains' results, so that the loop is not optimised away.
-volatile float g_probe_sink = 0;
+// The loop's constants, read through volatile so that the compiler cannot
+// fold the loop; multipliers below one and a small addend keep every lane
+// finite and away from denormals, whose slow path would time something else.
+volatile float g_probe_scale = 0.999f;
+volatile float g_probe_shift = 0.01f;
+// Where the chains' results go, so that the loop is not optimised away
+// (every thread stores; relaxed: only the store matters, not its order).
+std::atomic<float> g_probe_sink{0};
 
 int32_t ProbeBody(int64_t begin, int64_t end, void*) {
+  const float a = g_probe_scale, b = g_probe_shift;
   for (int64_t unit = begin; unit < end; ++unit) {
     Lanes acc[kChains];
     for (int k = 0; k < kChains; ++k) acc[k] = Lanes{1.0f, 1.5f, 2.0f, 2.5f} + float(k);
-    // Multipliers below one and a small addend keep every lane finite and
-    // away from denormals, whose slow path would time something else.
-    const Lanes scale = {0.999f, 0.998f, 0.997f, 0.996f};
-    const Lanes shift = {0.01f, 0.02f, 0.03f, 0.04f};
+    const Lanes scale = {a, a - 0.001f, a - 0.002f, a - 0.003f};
+    const Lanes shift = {b, 2 * b, 3 * b, 4 * b};
     for (int64_t i = 0; i < kIterations; ++i) {
       for (int k = 0; k < kChains; ++k) acc[k] = acc[k] * scale + shift;
     }
     float sum = 0;
     for (int k = 0; k < kChains; ++k) sum += acc[k][0] + acc[k][1] + acc[k][2] + acc[k][3];
-    g_probe_sink = g_probe_sink + sum;
+    g_probe_sink.store(sum, std::memory_order_relaxed);
   }
   return 0;
 }

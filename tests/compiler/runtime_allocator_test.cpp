@@ -35,27 +35,36 @@ TEST(RuntimeAllocatorTest, ALargeBlockIsKeptForTheNextCallOfTheSameSize) {
   // The kernel's next call: the same block, its pages already in place.
   void* again = tunefarm_alloc(kLarge, 64);
   EXPECT_EQ(again, first);
-  // Another size or alignment never gets a block it does not fit.
+  tunefarm_free(again);
+  // The block is cached again: another size or alignment must not get it.
   void* other_size = tunefarm_alloc(kLarge + 64, 64);
   void* other_alignment = tunefarm_alloc(kLarge, 4096);
   EXPECT_NE(other_size, first);
   EXPECT_NE(other_alignment, first);
   EXPECT_TRUE(Aligned(other_alignment, 4096));
+  void* back = tunefarm_alloc(kLarge, 64);
+  EXPECT_EQ(back, first) << "still there for its own size";
+  tunefarm_free(back);
   tunefarm_free(other_alignment);
   tunefarm_free(other_size);
-  tunefarm_free(again);
 }
 
-TEST(RuntimeAllocatorTest, SmallBlocksAreNotCached) {
-  // Below 64 KiB the heap serves them; a freed small block may come back from
-  // malloc, but two live ones never share memory.
-  char* a = static_cast<char*>(tunefarm_alloc(4096, 64));
-  char* b = static_cast<char*>(tunefarm_alloc(4096, 64));
-  ASSERT_NE(a, nullptr);
-  ASSERT_NE(b, nullptr);
-  EXPECT_TRUE(a + 4096 <= b || b + 4096 <= a);
-  tunefarm_free(a);
-  tunefarm_free(b);
+TEST(RuntimeAllocatorTest, LiveBlocksNeverShareMemory) {
+  // Small blocks (from the heap) and large ones (cached or not) alike.
+  for (int64_t size : {int64_t(4096), kLarge}) {
+    char* a = static_cast<char*>(tunefarm_alloc(size, 64));
+    char* b = static_cast<char*>(tunefarm_alloc(size, 64));
+    ASSERT_NE(a, nullptr);
+    ASSERT_NE(b, nullptr);
+    EXPECT_TRUE(a + size <= b || b + size <= a) << size;
+    tunefarm_free(a);
+    tunefarm_free(b);
+  }
+}
+
+TEST(RuntimeAllocatorTest, AnAlignmentBeyondAGibibyteIsRefused) {
+  EXPECT_EQ(tunefarm_alloc(kLarge, int64_t(1) << 40), nullptr);
+  EXPECT_EQ(tunefarm_alloc(kLarge, INT64_MAX), nullptr);
 }
 
 TEST(RuntimeAllocatorTest, TheNewestBlocksOfManySizesAreKept) {
@@ -83,6 +92,28 @@ int32_t AllocateAndFill(int64_t begin, int64_t end, void* closure) {
     slots->blocks[size_t(i)] = p;
   }
   return 0;
+}
+
+// As a kernel does: a block per iteration, allocated and freed inside the
+// parallel body, on every thread of the pool at once.
+int32_t AllocateUseAndFree(int64_t begin, int64_t end, void*) {
+  for (int64_t i = begin; i < end; ++i) {
+    char* p = static_cast<char*>(tunefarm_alloc(kLarge, 64));
+    if (p == nullptr) return 1;
+    std::memset(p, int(i), size_t(kLarge));
+    const bool intact = p[0] == char(i) && p[kLarge - 1] == char(i);
+    tunefarm_free(p);
+    if (!intact) return 2;
+  }
+  return 0;
+}
+
+TEST(RuntimeAllocatorTest, BlocksFreedInsideParallelBodies) {
+  // A free inside a body must not wait on the pool, whose caller holds its
+  // dispatch lock until the bodies return (this hung once).
+  for (int round = 0; round < 3; ++round) {
+    EXPECT_EQ(tunefarm_parallel_for(64, &AllocateUseAndFree, nullptr), 0) << "round " << round;
+  }
 }
 
 TEST(RuntimeAllocatorTest, ThreadsAllocatingAtOnceGetTheirOwnBlocks) {
