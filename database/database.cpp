@@ -58,7 +58,13 @@ std::vector<std::string> SplitFeatures(const std::string& joined) {
   return features;
 }
 
-// Reads the columns listed in kRecordColumns (starting at column 0); the
+std::string RecordColumns(int schema_version) {
+  return std::string(kRecordColumns) +
+         (schema_version >= 5 ? ", synthetic"
+                              : ", (SELECT toolchain = 'none (test device)' FROM targets WHERE id = records.target_id)");
+}
+
+// Reads the columns listed in RecordColumns (starting at column 0); the
 // target is left for LoadTargetLocked, the workload hash for the caller.
 TuningRecord ReadRecordRow(const Statement& stmt, int64_t* target_id) {
   TuningRecord record;
@@ -73,6 +79,7 @@ TuningRecord ReadRecordRow(const Statement& stmt, int64_t* target_id) {
   record.device = stmt.ColumnText(8);
   record.tunefarm_version = stmt.ColumnText(9);
   record.created_at_us = stmt.ColumnInt(10);
+  record.synthetic = stmt.ColumnInt(12) != 0;
   return record;
 }
 
@@ -241,11 +248,11 @@ Result<int64_t> Database::InsertRecordLocked(const TuningRecord& input, bool ign
   if (record.created_at_us == 0) record.created_at_us = NowMicros();
   const char* sql = ignore_duplicate_uid
                         ? "INSERT OR IGNORE INTO records(uid, workload_id, target_id, trace, run_secs, mean_sec, "
-                          "error_kind, error_msg, worker, device, tunefarm_version, created_at_us, trace_hash) "
-                          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                          "error_kind, error_msg, worker, device, tunefarm_version, created_at_us, trace_hash, "
+                          "synthetic) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                         : "INSERT INTO records(uid, workload_id, target_id, trace, run_secs, mean_sec, "
-                          "error_kind, error_msg, worker, device, tunefarm_version, created_at_us, trace_hash) "
-                          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+                          "error_kind, error_msg, worker, device, tunefarm_version, created_at_us, trace_hash, "
+                          "synthetic) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
   TF_ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare(sql));
   stmt.Bind(1, record.uid).Bind(2, workload_id).Bind(3, target_id).Bind(4, record.trace);
   stmt.BindBlob(5, record.run_secs.data(), record.run_secs.size() * sizeof(double));
@@ -257,6 +264,10 @@ Result<int64_t> Database::InsertRecordLocked(const TuningRecord& input, bool ign
   stmt.Bind(7, static_cast<int64_t>(record.error_kind)).Bind(8, record.error_msg).Bind(9, record.worker)
       .Bind(10, record.device).Bind(11, record.tunefarm_version).Bind(12, record.created_at_us)
       .Bind(13, TraceHash(record.trace));
+  // A test device of an older version does not mark its records; its
+  // fingerprint says what it is (record.h).
+  const bool synthetic = record.synthetic || record.target.fingerprint.toolchain == kTestDeviceToolchain;
+  stmt.Bind(14, int64_t{synthetic});
   Status status = stmt.Run();
   if (!status.ok()) {
     if (status.code() == StatusCode::kInvalidArgument) {

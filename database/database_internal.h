@@ -11,10 +11,17 @@
 
 namespace tunefarm::database {
 
-// The record columns every record query selects, in the order ReadRecordRow reads them.
+// The record columns every record query selects, in the order ReadRecordRow
+// reads them (12 columns; RecordColumns adds the 13th).
 inline constexpr const char* kRecordColumns =
     "id, uid, target_id, trace, run_secs, error_kind, error_msg, worker, device, tunefarm_version, "
     "created_at_us, mean_sec";
+
+// kRecordColumns and whether the record is synthetic (column 12): the
+// synthetic column from schema v5 on; in an older file opened read-only (never
+// migrated) whether its target carries the test device's toolchain, the rule
+// the v5 migration applies.
+std::string RecordColumns(int schema_version);
 
 int64_t NowMicros();
 
@@ -30,7 +37,7 @@ std::string TargetCacheKey(const Target& target);
 std::string JoinFeatures(const std::vector<std::string>& features);
 std::vector<std::string> SplitFeatures(const std::string& joined);
 
-// Reads a row selected with kRecordColumns. Leaves workload_hash and target
+// Reads a row selected with RecordColumns. Leaves workload_hash and target
 // empty; returns the target's row id in *target_id.
 TuningRecord ReadRecordRow(const Statement& stmt, int64_t* target_id);
 

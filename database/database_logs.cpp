@@ -16,7 +16,7 @@ namespace tunefarm::database {
 Status Database::ForEachRecord(const RecordFilter& filter,
                                const std::function<Status(const TuningRecord&)>& visit) {
   std::lock_guard<std::mutex> lock(mu_);
-  std::string sql = std::string("SELECT ") + kRecordColumns +
+  std::string sql = "SELECT " + RecordColumns(schema_version_) +
                     ", (SELECT hash FROM workloads WHERE workloads.id = records.workload_id) FROM records "
                     "WHERE (?1 = '' OR workload_id = (SELECT id FROM workloads WHERE hash = ?1)) "
                     "AND (?2 = '' OR target_id IN (SELECT id FROM targets WHERE target = ?2)) ORDER BY id";
@@ -27,7 +27,7 @@ Status Database::ForEachRecord(const RecordFilter& filter,
     if (!row) return Status::OK();
     int64_t target_id = 0;
     TuningRecord record = ReadRecordRow(stmt, &target_id);
-    record.workload_hash = stmt.ColumnText(12);
+    record.workload_hash = stmt.ColumnText(13);
     TF_ASSIGN_OR_RETURN(record, LoadTargetLocked(target_id, std::move(record)));
     TF_RETURN_IF_ERROR(visit(record));
   }
@@ -145,19 +145,22 @@ Result<int64_t> Database::Prune(int k) {
   // mean of their successful records' times, ties to the older fastest
   // record, a trace with a wrong result on record not at all. Every
   // successful record of a kept trace stays (dropping its slower ones would
-  // rank it by its luckiest time again); failed records all go.
+  // rank it by its luckiest time again); failed records all go. Synthetic
+  // records (a test device's) rank among themselves only, as the run that
+  // made them does: the k fastest of them stay for it, apart from the real ones.
   TF_ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare(
       "DELETE FROM records WHERE id NOT IN ("
       "  SELECT records.id FROM records JOIN ("
-      "    SELECT workload_id, target_id, trace, ROW_NUMBER() OVER ("
-      "        PARTITION BY workload_id, target_id ORDER BY score, fastest_id) AS rank"
+      "    SELECT workload_id, target_id, synthetic, trace, ROW_NUMBER() OVER ("
+      "        PARTITION BY workload_id, target_id, synthetic ORDER BY score, fastest_id) AS rank"
       // With min() the only min/max aggregate, the bare column id is the
       // fastest record's (SQLite's documented bare-column rule).
-      "    FROM (SELECT workload_id, target_id, trace, avg(mean_sec) AS score, min(mean_sec), id AS fastest_id"
-      "          FROM records GROUP BY workload_id, target_id, trace"
+      "    FROM (SELECT workload_id, target_id, synthetic, trace, avg(mean_sec) AS score, min(mean_sec),"
+      "                 id AS fastest_id"
+      "          FROM records GROUP BY workload_id, target_id, synthetic, trace"
       "          HAVING count(mean_sec) > 0 AND sum(error_kind = 4) = 0)) AS kept"
       "  ON records.workload_id = kept.workload_id AND records.target_id = kept.target_id"
-      "    AND records.trace = kept.trace"
+      "    AND records.synthetic = kept.synthetic AND records.trace = kept.trace"
       "  WHERE records.mean_sec IS NOT NULL AND kept.rank <= ?)"));
   stmt.Bind(1, static_cast<int64_t>(k));
   TF_RETURN_IF_ERROR(stmt.Run());
@@ -182,6 +185,11 @@ Result<DatabaseStats> Database::Stats() {
     TF_RETURN_IF_ERROR(count("SELECT count(*) FROM targets", &stats.targets));
     TF_RETURN_IF_ERROR(count("SELECT count(*) FROM records", &stats.records));
     TF_RETURN_IF_ERROR(count("SELECT count(*) FROM records WHERE mean_sec IS NULL", &stats.failed_records));
+    TF_RETURN_IF_ERROR(count(stats.schema_version >= 5
+                                 ? "SELECT count(*) FROM records WHERE synthetic != 0"
+                                 : "SELECT count(*) FROM records WHERE target_id IN "
+                                   "(SELECT id FROM targets WHERE toolchain = 'none (test device)')",
+                             &stats.synthetic_records));
     if (stats.schema_version >= 2) TF_RETURN_IF_ERROR(count("SELECT count(*) FROM jobs", &stats.jobs));
     return Status::OK();
   }();

@@ -112,6 +112,7 @@ int RunDbStats(const DbCommandOptions& options, std::ostream& out, std::ostream&
     out << nlohmann::json{{"path", stats->path},          {"schema_version", stats->schema_version},
                           {"workloads", stats->workloads}, {"targets", stats->targets},
                           {"records", stats->records},     {"failed_records", stats->failed_records},
+                          {"synthetic_records", stats->synthetic_records},
                           {"jobs", stats->jobs},           {"file_bytes", stats->file_bytes}}
                .dump()
         << "\n";
@@ -120,7 +121,11 @@ int RunDbStats(const DbCommandOptions& options, std::ostream& out, std::ostream&
   out << stats->path << " (schema " << stats->schema_version << ", " << stats->file_bytes << " bytes)\n"
       << "  workloads  " << stats->workloads << "\n"
       << "  targets    " << stats->targets << "\n"
-      << "  records    " << stats->records << " (" << stats->failed_records << " failed)\n"
+      << "  records    " << stats->records << " (" << stats->failed_records << " failed"
+      << (stats->synthetic_records > 0 ? ", " + std::to_string(stats->synthetic_records) +
+                                             " synthetic: a test device's, never served"
+                                       : std::string())
+      << ")\n"
       << "  jobs       " << stats->jobs << "\n";
   return kExitOk;
 }

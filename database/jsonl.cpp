@@ -104,7 +104,7 @@ Result<Target> TargetFromJson(const json& object) {
 }
 
 json RecordToJson(const TuningRecord& record) {
-  return json{{"type", "record"},
+  json out{{"type", "record"},
               {"uid", record.uid},
               {"workload", record.workload_hash},
               {"target", TargetToJson(record.target)},
@@ -116,6 +116,9 @@ json RecordToJson(const TuningRecord& record) {
               {"device", record.device},
               {"tunefarm_version", record.tunefarm_version},
               {"created_at_us", record.created_at_us}};
+  // Only when set: the lines of measured records read as they did before the field.
+  if (record.synthetic) out["synthetic"] = true;
+  return out;
 }
 
 Result<TuningRecord> RecordFromJson(const json& object) {
@@ -140,6 +143,10 @@ Result<TuningRecord> RecordFromJson(const json& object) {
   TF_ASSIGN_OR_RETURN(record.device, GetString(object, "device", false));
   TF_ASSIGN_OR_RETURN(record.tunefarm_version, GetString(object, "tunefarm_version", false));
   TF_ASSIGN_OR_RETURN(record.created_at_us, GetInt(object, "created_at_us", false));
+  if (auto it = object.find("synthetic"); it != object.end()) {
+    if (!it->is_boolean()) return Missing("synthetic", "expected true or false in");
+    record.synthetic = it->get<bool>();
+  }
   TF_RETURN_IF_ERROR(ValidateRecord(record));
   if (record.uid.empty()) return Status::InvalidArgument("record has an empty uid");
   return record;

@@ -6,6 +6,12 @@
 // noise favoured, and the tuner measures each new best again so that its
 // second time counts too (tuning_loop.h). Records stay append-only; the
 // ranking groups them at read time through the records_by_trace index.
+//
+// Synthetic records (a test device's invented times, record.h) never rank:
+// they are left out of every query here, so nothing ranks them against
+// measured ones and no lookup answers with one. Since schema v5 the
+// records_rank index holds none of them; in an older file opened read-only
+// they are the records of a target with the test device's toolchain.
 #include <algorithm>
 #include <set>
 
@@ -30,8 +36,12 @@ bool RanksBefore(const Ranked& a, const Ranked& b) {
 
 Result<std::pair<double, int>> Database::TraceMeanLocked(int64_t workload_id, int64_t target_id,
                                                          const std::string& trace) {
+  // (An older file has no synthetic column; its synthetic records are those
+  // of a whole target, which the caller skips.)
   TF_ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare(
-      "SELECT mean_sec, trace, error_kind FROM records WHERE workload_id = ? AND target_id = ? AND trace_hash = ?"));
+      std::string("SELECT mean_sec, trace, error_kind FROM records WHERE workload_id = ? AND target_id = ? "
+                  "AND trace_hash = ?") +
+      (schema_version_ >= 5 ? " AND synthetic = 0" : "")));
   stmt.Bind(1, workload_id).Bind(2, target_id).Bind(3, TraceHash(trace));
   double sum = 0;
   int count = 0;
@@ -62,9 +72,10 @@ Result<std::vector<TuningRecord>> Database::TopKForTargetsLocked(std::string_vie
   // nothing after it can enter. With one record per trace (a log written
   // before traces were measured again) that is exactly the first k records.
   std::vector<Ranked> ranked;
-  std::string sql = std::string("SELECT ") + kRecordColumns +
-                    " FROM records WHERE workload_id = ? AND target_id = ? AND mean_sec IS NOT NULL "
-                    "ORDER BY mean_sec, id";
+  // The condition on synthetic matches the records_rank index's (schema v5).
+  std::string sql = "SELECT " + RecordColumns(schema_version_) +
+                    " FROM records WHERE workload_id = ? AND target_id = ? AND mean_sec IS NOT NULL " +
+                    (schema_version_ >= 5 ? "AND synthetic = 0 " : "") + "ORDER BY mean_sec, id";
   for (int64_t target_id : target_ids) {
     std::vector<Ranked> found;  // this target's traces, in rank order
     std::set<std::string> seen_traces;
@@ -77,6 +88,7 @@ Result<std::vector<TuningRecord>> Database::TopKForTargetsLocked(std::string_vie
       if (found.size() >= static_cast<size_t>(k) && mean > found[k - 1].score) break;
       int64_t row_target = 0;
       TuningRecord record = ReadRecordRow(stmt, &row_target);
+      if (record.synthetic) break;  // an older file: the whole target is a test device's
       if (!seen_traces.insert(record.trace).second) continue;  // a slower record of a ranked trace
       record.workload_hash = std::string(workload_hash);
       record.trace_mean_sec = mean;

@@ -66,7 +66,8 @@ bool TuningRecord::SameContent(const TuningRecord& other) const {
   return uid == other.uid && workload_hash == other.workload_hash && target == other.target &&
          trace == other.trace && run_secs == other.run_secs && error_kind == other.error_kind &&
          error_msg == other.error_msg && worker == other.worker && device == other.device &&
-         tunefarm_version == other.tunefarm_version && created_at_us == other.created_at_us;
+         tunefarm_version == other.tunefarm_version && created_at_us == other.created_at_us &&
+         synthetic == other.synthetic;
 }
 
 void CanonicalizeFingerprint(HardwareFingerprint* fingerprint) {

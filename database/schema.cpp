@@ -99,6 +99,22 @@ UPDATE records SET mean_sec = coalesce(tunefarm_record_time(run_secs), mean_sec)
 CREATE TRIGGER records_append_only BEFORE UPDATE ON records
   BEGIN SELECT RAISE(ABORT, 'tuning records are append-only'); END;
 )sql",
+    // v5: records whose time was invented (a test device) are marked and
+    // never rank: the rank index leaves them out, as it leaves out failed
+    // measurements. The records already there are those whose target carries
+    // the test device's toolchain (kTestDeviceToolchain), marked with the
+    // append-only trigger lifted for this one statement.
+    R"sql(
+ALTER TABLE records ADD COLUMN synthetic INTEGER NOT NULL DEFAULT 0;
+DROP TRIGGER records_append_only;
+UPDATE records SET synthetic = 1
+  WHERE target_id IN (SELECT id FROM targets WHERE toolchain = 'none (test device)');
+CREATE TRIGGER records_append_only BEFORE UPDATE ON records
+  BEGIN SELECT RAISE(ABORT, 'tuning records are append-only'); END;
+DROP INDEX records_rank;
+CREATE INDEX records_rank ON records(workload_id, target_id, mean_sec)
+  WHERE mean_sec IS NOT NULL AND synthetic = 0;
+)sql",
 };
 
 // tunefarm_trace_hash(text): TraceHash for the v3 migration.

@@ -37,7 +37,7 @@ class SqliteConnection;  // database/sqlite_connection.h
 // "TFDB" as a big-endian int: PRAGMA application_id of every tunefarm database.
 inline constexpr int32_t kApplicationId = 0x54464442;
 // The schema this build writes. Files with a newer version are refused.
-inline constexpr int kSchemaVersion = 4;
+inline constexpr int kSchemaVersion = 5;
 
 struct OpenOptions {
   bool read_only = false;          // never write; the file must exist
@@ -79,6 +79,7 @@ struct DatabaseStats {
   int64_t targets = 0;
   int64_t records = 0;
   int64_t failed_records = 0;
+  int64_t synthetic_records = 0;  // a test device's invented times: never ranked or served
   int64_t jobs = 0;
   int64_t file_bytes = 0;  // main file plus WAL
 };
@@ -127,7 +128,9 @@ class Database {
   // record. A trace ranks by the mean time of all its successful records on
   // one target (TuningRecord::trace_mean_sec), not by its luckiest one; ties
   // go to the older record. Failed records never rank, and a trace with a
-  // wrong result on record never does either.
+  // wrong result on record never does either; synthetic records (a test
+  // device's invented times, TuningRecord::synthetic) never rank at all, so no
+  // lookup below answers with one.
   Result<std::vector<TuningRecord>> GetTopK(std::string_view workload_hash,
                                             const Target& target, int k);
   // The same across every fingerprint that ran `target_string`.

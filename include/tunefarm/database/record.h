@@ -62,6 +62,10 @@ enum class ErrorKind : int {
 std::string_view ErrorKindName(ErrorKind kind);
 Result<ErrorKind> ParseErrorKind(std::string_view name);
 
+// The toolchain a test device (`tunefarm worker --device test`) reports in its
+// fingerprint: it builds nothing. Records that carry it are synthetic.
+inline constexpr std::string_view kTestDeviceToolchain = "none (test device)";
+
 // One measurement of one trace of one workload on one target. Records are
 // append-only: the database never updates one after it is committed.
 struct TuningRecord {
@@ -76,6 +80,15 @@ struct TuningRecord {
   std::string error_msg;
   std::string worker;            // worker id, e.g. "host-7:worker-2"
   std::string device;            // device on that worker, e.g. "cpu", "cuda:0"
+  // The time was invented, not measured: a test device (`tunefarm worker
+  // --device test`) or any other device that does not really run the code.
+  // Such a record is kept for the run that made it (a job on a test key
+  // resumes and searches from its own records) but never ranks: GetTopK,
+  // GetBest, compile, the Compile and TuningLog services never answer with it,
+  // and it never shares a trace's mean with a measured record. Committing a
+  // record whose fingerprint's toolchain is kTestDeviceToolchain stores it as
+  // synthetic whatever this field says (test devices of older versions).
+  bool synthetic = false;
   std::string tunefarm_version;  // empty on commit means this build's version
   int64_t created_at_us = 0;     // unix time in microseconds; 0 on commit means now
 
