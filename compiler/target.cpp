@@ -1,9 +1,9 @@
 // Target parsing, canonical printing and host detection.
 //
-// Validation asks LLVM itself (the MCSubtargetInfo of the triple) whether a CPU
-// or feature name exists, so that the accepted set is exactly what the code
-// generator can honour. Triples LLVM was not built with are accepted here and
-// rejected by the code generator, which names the triple.
+// Validation asks LLVM itself (the target registry, and the MCSubtargetInfo
+// of the triple) whether a triple, CPU or feature name exists, so that the
+// accepted set is exactly what the code generator can honour: a target that
+// parses here is one a job can be tuned and a kernel compiled for.
 #include "tunefarm/compiler/target.h"
 
 #include <llvm/ADT/StringMap.h>
@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "codegen_llvm_internal.h"
+#include "tunefarm/common/quote.h"
 
 namespace tunefarm {
 namespace {
@@ -112,8 +113,8 @@ Result<Target> Target::Parse(std::string_view text) {
   Target t;
   t.kind = words[0];
   if (t.kind != "llvm" && t.kind != "cuda") {
-    return Status::InvalidArgument("unknown target kind '" + t.kind + "' in '" + std::string(text) +
-                                   "' (expected llvm or cuda)");
+    return Status::InvalidArgument("unknown target kind " + QuoteInput(t.kind) + " in " + QuoteInput(text) +
+                                   " (expected llvm or cuda)");
   }
   bool have_triple = false, have_cpu = false, native = false;
   std::string mattr;
@@ -123,7 +124,7 @@ Result<Target> Target::Parse(std::string_view text) {
     std::string key = w.substr(0, eq);
     std::string value = eq == std::string::npos ? "" : w.substr(eq + 1);
     auto bad = [&](const std::string& why) {
-      return Status::InvalidArgument("bad target option '" + w + "' in '" + std::string(text) + "': " + why);
+      return Status::InvalidArgument("bad target option " + QuoteInput(w) + " in " + QuoteInput(text) + ": " + why);
     };
     if (eq == std::string::npos || value.empty()) return bad("expected -key=value");
     if (t.kind == "llvm" && key == "-mtriple") {
@@ -135,7 +136,7 @@ Result<Target> Target::Parse(std::string_view text) {
       have_cpu = true;
     } else if (t.kind == "llvm" && key == "-mattr") {
       for (const auto& f : SplitComma(value)) {
-        if (f[0] != '+' && f[0] != '-') return bad("feature '" + f + "' must start with + or -");
+        if (f[0] != '+' && f[0] != '-') return bad("feature " + QuoteInput(f) + " must start with + or -");
       }
       mattr = value;
     } else if (key == "-num-threads") {
@@ -150,11 +151,11 @@ Result<Target> Target::Parse(std::string_view text) {
       }
       t.arch = value;
     } else {
-      return bad("unknown option '" + key + "' for target kind " + t.kind);
+      return bad("unknown option " + QuoteInput(key) + " for target kind " + t.kind);
     }
   }
   if (t.kind == "cuda") {
-    if (t.arch.empty()) return Status::InvalidArgument("cuda target '" + std::string(text) + "' needs -arch=sm_XX");
+    if (t.arch.empty()) return Status::InvalidArgument("cuda target " + QuoteInput(text) + " needs -arch=sm_XX");
     return t;
   }
 
@@ -163,7 +164,7 @@ Result<Target> Target::Parse(std::string_view text) {
   if (!have_triple) t.triple = host.triple;
   if (native || (!have_triple && !have_cpu)) {
     if (t.triple != host.triple) {
-      return Status::InvalidArgument("-mcpu=native in '" + std::string(text) + "' but triple " + t.triple +
+      return Status::InvalidArgument("-mcpu=native in " + QuoteInput(text) + " but triple " + QuoteInput(t.triple) +
                                      " is not the host's (" + host.triple + ")");
     }
     t.cpu = host.cpu;
@@ -173,24 +174,45 @@ Result<Target> Target::Parse(std::string_view text) {
   }
   if (!mattr.empty()) t.features = t.features.empty() ? mattr : t.features + "," + mattr;
 
-  // Check CPU and features against the LLVM target, when LLVM has it.
-  if (auto sti = SubtargetInfo(t.triple, "", "")) {
-    if (t.cpu != "generic" && !sti->isCPUStringValid(t.cpu)) {
-      return Status::InvalidArgument("unknown CPU '" + t.cpu + "' for triple " + t.triple + " in '" +
-                                     std::string(text) + "'");
-    }
-    for (const auto& f : SplitComma(mattr)) {
-      // A known feature changes the feature bits between +f and -f; an unknown one is ignored by LLVM.
-      std::string name = f.substr(1);
-      auto on = SubtargetInfo(t.triple, "", "+" + name);
-      auto off = SubtargetInfo(t.triple, "", "-" + name);
-      if (on->getFeatureBits() == off->getFeatureBits()) {
-        return Status::InvalidArgument("unknown feature '" + f + "' for triple " + t.triple + " in '" +
-                                       std::string(text) + "'");
-      }
+  // The triple must be one this LLVM generates code for: a job tuned for
+  // anything else could only fail in every worker's compiler.
+  auto sti = SubtargetInfo(t.triple, "", "");
+  if (sti == nullptr) {
+    return Status::InvalidArgument("unknown triple " + QuoteInput(t.triple) + " in " + QuoteInput(text) +
+                                   ": LLVM has no code generator for it (e.g. x86_64-linux-gnu, aarch64-linux-gnu)");
+  }
+  // Check CPU and features against the LLVM target.
+  if (t.cpu != "generic" && !sti->isCPUStringValid(t.cpu)) {
+    return Status::InvalidArgument("unknown CPU " + QuoteInput(t.cpu) + " for triple " + t.triple + " in " +
+                                   QuoteInput(text));
+  }
+  for (const auto& f : SplitComma(mattr)) {
+    // A known feature changes the feature bits between +f and -f; an unknown one is ignored by LLVM.
+    std::string name = f.substr(1);
+    auto on = SubtargetInfo(t.triple, "", "+" + name);
+    auto off = SubtargetInfo(t.triple, "", "-" + name);
+    if (on->getFeatureBits() == off->getFeatureBits()) {
+      return Status::InvalidArgument("unknown feature " + QuoteInput(f) + " for triple " + t.triple + " in " +
+                                     QuoteInput(text));
     }
   }
   return t;
+}
+
+Result<Target> ParseTargetField(std::string_view field, std::string_view text) {
+  std::string name(field);
+  if (text.size() > kMaxTargetTextBytes) {
+    return Status::InvalidArgument(name + ": " + QuoteInput(text) + " is longer than " +
+                                   std::to_string(kMaxTargetTextBytes) + " bytes");
+  }
+  auto target = Target::Parse(text);
+  if (!target.ok()) return Status::InvalidArgument(name + ": " + target.status().message());
+  if (target->kind != "llvm") {
+    return Status::InvalidArgument(name + ": " + QuoteInput(text) + " is a " + target->kind +
+                                   " target; tunefarm tunes and builds LLVM CPU targets only (no " + target->kind +
+                                   " code generator yet)");
+  }
+  return target;
 }
 
 std::string Target::ToString() const {

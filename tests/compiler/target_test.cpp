@@ -93,11 +93,40 @@ TEST(TargetTest, RejectsBadTokensByName) {
   ExpectInvalid("llvm -num-threads=lots", "lots");
 }
 
-TEST(TargetTest, UnknownTripleParsesAndFailsLaterInCodegen) {
-  // Parsing cannot know every triple's CPUs; the code generator names the triple (codegen_emit_test).
-  Target t = MustParse("llvm -mtriple=nosucharch-unknown-linux-gnu");
-  EXPECT_EQ(t.triple, "nosucharch-unknown-linux-gnu");
-  EXPECT_FALSE(t.is_host());
+TEST(TargetTest, UnknownTripleIsRefusedByName) {
+  // Nothing could compile for it: refused at parse time, not in every worker's compiler.
+  ExpectInvalid("llvm -mtriple=banana", "unknown triple 'banana' in 'llvm -mtriple=banana'");
+  ExpectInvalid("llvm -mtriple=nosucharch-unknown-linux-gnu", "'nosucharch-unknown-linux-gnu'");
+  EXPECT_TRUE(Target::Parse("llvm -mtriple=riscv64-linux-gnu").ok());
+}
+
+TEST(TargetTest, ParseTargetFieldNamesTheFieldAndBoundsTheValue) {
+  auto banana = ParseTargetField("target", "llvm -mtriple=banana");
+  ASSERT_FALSE(banana.ok());
+  EXPECT_EQ(banana.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(banana.status().message().rfind("target: unknown triple 'banana' in 'llvm -mtriple=banana'", 0), 0u)
+      << banana.status().message();
+  // The same message under another field name: the CLI's flag.
+  auto flag = ParseTargetField("--target", "llvm -mtriple=banana");
+  ASSERT_FALSE(flag.ok());
+  EXPECT_EQ(flag.status().message(), "--target: " + banana.status().message().substr(8));
+
+  auto cuda = ParseTargetField("target", "cuda -arch=sm_90");
+  ASSERT_FALSE(cuda.ok());
+  EXPECT_NE(cuda.status().message().find("LLVM CPU targets only"), std::string::npos) << cuda.status().message();
+
+  // A huge value is refused without being echoed whole.
+  auto huge = ParseTargetField("target", "llvm -mcpu=" + std::string(10000, 'z'));
+  ASSERT_FALSE(huge.ok());
+  EXPECT_LT(huge.status().message().size(), 300u) << huge.status().message();
+  EXPECT_NE(huge.status().message().find("(10011 bytes)"), std::string::npos) << huge.status().message();
+  auto long_cpu = ParseTargetField("target", "llvm -mcpu=" + std::string(3000, 'z'));
+  ASSERT_FALSE(long_cpu.ok());
+  EXPECT_LT(long_cpu.status().message().size(), 400u) << long_cpu.status().message();
+
+  auto ok = ParseTargetField("target", "llvm -mtriple=aarch64-linux-gnu");
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->triple, "aarch64-unknown-linux-gnu");
 }
 
 }  // namespace

@@ -7,10 +7,15 @@
 //
 // Parse details: an explicit -mtriple without -mcpu means cpu "generic";
 // -mattr is appended to the host features when the host is meant; an optional
-// "-num-threads=N" fills num_threads. CPU and feature names are checked against
-// LLVM's tables for the triple; a triple LLVM lacks parses, and code
-// generation rejects it by name. Host features are stored as the difference
-// from what the chosen CPU implies, so the canonical text stays short.
+// "-num-threads=N" fills num_threads. The triple must be one LLVM generates
+// code for, and CPU and feature names are checked against LLVM's tables for
+// it. Host features are stored as the difference from what the chosen CPU
+// implies, so the canonical text stays short.
+//
+// ParseTargetField is the check every entry point applies to a target a
+// caller names (SubmitJob, Compile, the TuningLog lookups, `tunefarm tune`,
+// `compile`, `jobs submit`), so one target is accepted or refused, with one
+// message, wherever it is given.
 #pragma once
 
 #include <string>
@@ -39,5 +44,14 @@ struct Target {
   bool is_host() const;
   friend bool operator==(const Target&, const Target&) = default;
 };
+
+inline constexpr size_t kMaxTargetTextBytes = 4096;
+
+// A target named by a caller in `field` ("target", "--target"): at most
+// kMaxTargetTextBytes, Parse, and kind llvm (cuda parses but has no code
+// generator). InvalidArgument "<field>: <why>", quoting the value bounded
+// (common/quote.h), e.g. "target: unknown triple 'banana' in
+// 'llvm -mtriple=banana': LLVM has no code generator for it (...)".
+Result<Target> ParseTargetField(std::string_view field, std::string_view text);
 
 }  // namespace tunefarm
