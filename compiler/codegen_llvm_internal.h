@@ -33,6 +33,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "tunefarm/common/status.h"
@@ -149,6 +150,9 @@ class CodeGenLLVM {
   FunctionState fn_;
   std::unordered_map<const ir::Variable*, llvm::Value*> vars_;
   std::unordered_map<const ir::BufferNode*, llvm::Value*> buffers_;
+  // The caller's buffers (the params of the function being generated): only
+  // element-aligned, unlike the buffers the kernel allocates.
+  std::unordered_set<const ir::BufferNode*> param_buffers_;
 
   // Widened mode (lanes_ == 0: scalar code).
   int lanes_ = 0;

@@ -79,7 +79,8 @@ void CodeGenLLVM::EmitParallelFor(const ir::For* op) {
     llvm::Argument* a = impl->getArg(arg++);
     a->setName(b->name);
     a->addAttr(llvm::Attribute::NoAlias);
-    a->addAttr(llvm::Attribute::getWithAlignment(ctx_, llvm::Align(64)));
+    // Buffers this kernel allocates are 64-byte aligned; the caller's are not.
+    if (param_buffers_.count(b) == 0) a->addAttr(llvm::Attribute::getWithAlignment(ctx_, llvm::Align(64)));
     buffers_[b] = a;
   }
   for (const auto* v : captured_vars) {
