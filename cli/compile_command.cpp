@@ -7,6 +7,8 @@
 // fallback into an error (exit code 3), for builds that must not ship an
 // untuned kernel. The building itself is tuner::BuildKernelFromLog, shared
 // with the daemon's Compile service; this file is its command line.
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -56,16 +58,56 @@ void ReportSchedule(const CompileOptions& o, const tuner::BuiltKernel& k) {
   }
 }
 
+// Why `path` (the file of `flag`) cannot be written, checked before the
+// compile so that a mistyped folder costs nothing; OK when it can be.
+Status CheckOutputPath(const std::string& flag, const std::string& path) {
+  namespace fs = std::filesystem;
+  fs::path parent = fs::absolute(fs::path(path)).parent_path();
+  std::error_code ec;
+  if (!fs::exists(parent, ec)) {
+    return Status::InvalidArgument("cannot write " + flag + " " + path + ": the folder " + parent.string() +
+                                   " does not exist");
+  }
+  if (!fs::is_directory(parent, ec)) {
+    return Status::InvalidArgument("cannot write " + flag + " " + path + ": " + parent.string() + " is not a folder");
+  }
+  if (fs::is_directory(fs::path(path), ec)) {
+    return Status::InvalidArgument("cannot write " + flag + " " + path + ": it is a folder; name a file");
+  }
+  return Status::OK();
+}
+
+// Writes `bytes` to `path`; the error says which file and the system's reason.
+Status WriteOutputFile(const std::string& flag, const std::string& path, const std::string& bytes) {
+  errno = 0;
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), std::streamsize(bytes.size()));
+  out.close();
+  if (!out) {
+    int error = errno;
+    return Status::IOError("cannot write " + flag + " " + path + ": " +
+                           (error != 0 ? std::strerror(error) : "the write failed"));
+  }
+  return Status::OK();
+}
+
 int Compile(const CompileOptions& o) {
   auto w = LoadWorkload(o.workload_path, o.overrides);
   if (!w.ok()) {
     fmt::print(stderr, "error: {}\n", w.status().message());
     return kExitUserError;
   }
-  auto target = Target::Parse(o.target);
+  auto target = ParseTargetField("--target", o.target);
   if (!target.ok()) {
     fmt::print(stderr, "error: {}\n", target.status().message());
     return kExitUserError;
+  }
+  for (const auto& [flag, path] : {std::pair<std::string, std::string>{"-o", o.output}, {"--header", o.header}}) {
+    if (path.empty()) continue;
+    if (Status writable = CheckOutputPath(flag, path); !writable.ok()) {
+      fmt::print(stderr, "error: {}\n", writable.message());
+      return kExitUserError;
+    }
   }
   // The log is opened by the lookup itself, i.e. after lowering, so that
   // errors keep the order they have always had.
@@ -116,13 +158,9 @@ int Compile(const CompileOptions& o) {
     fmt::print(stderr, "error: {}\n", s.message());
     return kExitInternalError;
   }
-  {
-    std::ofstream out(o.output, std::ios::binary | std::ios::trunc);
-    out.write(kernel->binary.data(), std::streamsize(kernel->binary.size()));
-    if (!out) {
-      fmt::print(stderr, "error: cannot write {}\n", o.output);
-      return kExitUserError;
-    }
+  if (Status written = WriteOutputFile("-o", o.output, kernel->binary); !written.ok()) {
+    fmt::print(stderr, "error: {}\n", written.message());
+    return kExitUserError;
   }
   if (o.shared) {
     // As the linker would have made it: a loadable, executable file.
@@ -133,10 +171,8 @@ int Compile(const CompileOptions& o) {
                                  std::filesystem::perm_options::add, ignored);
   }
   if (!o.header.empty()) {
-    std::ofstream h(o.header);
-    h << kernel->header;
-    if (!h) {
-      fmt::print(stderr, "error: cannot write {}\n", o.header);
+    if (Status written = WriteOutputFile("--header", o.header, kernel->header); !written.ok()) {
+      fmt::print(stderr, "error: {}\n", written.message());
       return kExitUserError;
     }
   }

@@ -5,8 +5,11 @@
 #include <iostream>
 #include <memory>
 
+#include "cli/commands.h"
+#include "tunefarm/compiler/target.h"
 #include "tunefarm/database/db_commands.h"
 #include "tunefarm/database/layered_database.h"
+#include "tunefarm/tuner/kernel_build.h"
 
 namespace tunefarm::cli {
 namespace {
@@ -21,7 +24,7 @@ void AddQueryOptions(CLI::App* command, DbCommandOptions* options) {
   command->add_option("--workload", options->workload, "The workload: its structural hash, or its name when the log holds one workload of that name")->required();
   command
       ->add_option("--target", options->target,
-                   "Full target string, e.g. \"llvm -mtriple=x86_64-linux-gnu -mcpu=znver4\"")
+                   "Target string, e.g. \"llvm\" (this host) or \"llvm -mtriple=x86_64-linux-gnu -mcpu=znver4\"")
       ->required();
   command->add_option("--isa", options->fingerprint.isa, "Device ISA (x86_64, aarch64, cuda)");
   command->add_option("--arch", options->fingerprint.arch, "CPU model or GPU SM architecture (znver4, sm_90)");
@@ -32,12 +35,39 @@ void AddQueryOptions(CLI::App* command, DbCommandOptions* options) {
   command->add_flag("--json", options->json, "Print JSON instead of text");
 }
 
+// The log stores canonical target strings ("llvm" is stored as this host's
+// full string), so --target is canonicalized as the TuningLog service does;
+// with `host_device` and no --isa, the device is this host, as GetBest's is.
+// False (after printing why) when the target does not parse.
+bool CanonicalizeQuery(DbCommandOptions* options, bool host_device) {
+  if (options->target.empty()) return true;
+  auto target = Target::Parse(options->target);
+  if (!target.ok()) {
+    std::cerr << "error: --target '" << options->target << "': " << target.status().message() << "\n";
+    return false;
+  }
+  options->target = target->ToString();
+  if (host_device && options->fingerprint.isa.empty()) {
+    options->fingerprint = tuner::KernelRecordTarget(*target, std::nullopt).fingerprint;
+  }
+  return true;
+}
+
 }  // namespace
 
 void AddDbCommand(CLI::App& app, int* exit_code) {
   auto options = std::make_shared<DbCommandOptions>();
   CLI::App* db = app.add_subcommand("db", "Inspect, export, import, merge and prune tuning logs");
   db->require_subcommand(1);
+  db->footer(
+      "\nExamples:\n"
+      "  tunefarm db stats --db tunefarm.db\n"
+      "  tunefarm db best --workload gmm_512 --target llvm      the kernel `tunefarm compile` would build here\n"
+      "  tunefarm db top --workload gmm_512 --target llvm -k 5\n"
+      "  tunefarm db export --db tunefarm.db -o log.jsonl; tunefarm db import log.jsonl --db other.db\n"
+      "  tunefarm db merge board1.db board2.db --db farm.db\n"
+      "  tunefarm db prune -k 5 --db tunefarm.db\n"
+      "Format and fallback rules: docs/database.md");
 
   CLI::App* stats = db->add_subcommand("stats", "Count the workloads, targets, records and jobs in a tuning log");
   AddDbOption(stats, options.get());
@@ -55,7 +85,11 @@ void AddDbCommand(CLI::App& app, int* exit_code) {
   best->add_option("--system-db", options->system_db_path, "Read-only system database (used when it exists)")
       ->capture_default_str();
   AddQueryOptions(best, options.get());
-  best->callback([options, exit_code] { *exit_code = database::RunDbBest(*options, std::cout, std::cerr); });
+  best->callback([options, exit_code] {
+    *exit_code = CanonicalizeQuery(options.get(), /*host_device=*/true)
+                     ? database::RunDbBest(*options, std::cout, std::cerr)
+                     : kExitUserError;
+  });
 
   CLI::App* top = db->add_subcommand(
       "top",
@@ -65,7 +99,11 @@ void AddDbCommand(CLI::App& app, int* exit_code) {
   AddDbOption(top, options.get());
   AddQueryOptions(top, options.get());
   top->add_option("-k", options->k, "How many records")->capture_default_str();
-  top->callback([options, exit_code] { *exit_code = database::RunDbTop(*options, std::cout, std::cerr); });
+  top->callback([options, exit_code] {
+    *exit_code = CanonicalizeQuery(options.get(), /*host_device=*/false)
+                     ? database::RunDbTop(*options, std::cout, std::cerr)
+                     : kExitUserError;
+  });
 
   CLI::App* export_cmd = db->add_subcommand(
       "export", "Write a tuning log as JSON Lines (format in docs/database.md) to a file or stdout");
@@ -73,8 +111,11 @@ void AddDbCommand(CLI::App& app, int* exit_code) {
   export_cmd->add_option("-o,--output", options->file, "Output file, - for stdout")->capture_default_str();
   export_cmd->add_option("--workload", options->workload, "Only this workload's records (structural hash, or a name unique in the log)");
   export_cmd->add_option("--target", options->target, "Only records for this target string");
-  export_cmd->callback(
-      [options, exit_code] { *exit_code = database::RunDbExport(*options, std::cout, std::cerr); });
+  export_cmd->callback([options, exit_code] {
+    *exit_code = CanonicalizeQuery(options.get(), /*host_device=*/false)
+                     ? database::RunDbExport(*options, std::cout, std::cerr)
+                     : kExitUserError;
+  });
 
   CLI::App* import_cmd = db->add_subcommand(
       "import",

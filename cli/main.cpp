@@ -3,6 +3,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "argument_errors.h"
 #include "commands.h"
 #ifdef TUNEFARM_CLI_HAS_DB
 #include "db_command.h"
@@ -43,6 +44,5 @@ int main(int argc, char** argv) {
 #ifdef TUNEFARM_CLI_HAS_DB
   tunefarm::cli::AddDbCommand(app, &exit_code);
 #endif
-  CLI11_PARSE(app, argc, argv);
-  return exit_code;
+  return tunefarm::cli::ParseAndRun(app, argc, argv, &exit_code);
 }
