@@ -139,7 +139,7 @@ int RunWorker(const WorkerCli& c) {
   sigaction(SIGTERM, &old_term, nullptr);
   if (!st.ok()) {
     fmt::print(stderr, "error: {}\n", st.ToString());
-    return kExitInternalError;
+    return st.code() == StatusCode::kFailedPrecondition ? kExitUserError : kExitInternalError;
   }
   return kExitOk;
 }
