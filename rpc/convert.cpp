@@ -82,6 +82,7 @@ v1::MeasureResult ToProto(const MeasureResult& r) {
   for (double s : r.repeat_seconds) p.add_repeat_seconds(s);
   p.set_build_seconds(r.build_seconds);
   p.set_speed_probe_seconds(r.speed_probe_seconds);
+  p.set_synthetic(r.synthetic);
   return p;
 }
 
@@ -93,6 +94,7 @@ MeasureResult FromProto(const v1::MeasureResult& p) {
   r.repeat_seconds.assign(p.repeat_seconds().begin(), p.repeat_seconds().end());
   r.build_seconds = p.build_seconds();
   r.speed_probe_seconds = p.speed_probe_seconds();
+  r.synthetic = p.synthetic();
   return r;
 }
 

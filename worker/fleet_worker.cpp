@@ -369,4 +369,5 @@ void FleetWorker::Deliver(v1::MeasureResults results) {
   unsent_.push_back(std::make_unique<v1::MeasureResults>(std::move(results)));
 }
 
+      r.synthetic = r.synthetic || IsSyntheticDevice(options_.device);
 }  // namespace tunefarm

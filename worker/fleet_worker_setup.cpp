@@ -60,6 +60,7 @@ std::unique_ptr<v1::WorkerMessage> RegisterMessage(const FleetWorkerOptions& o) 
   // What its runner replays, so that the daemon sends it only traces it can
   // build, also while a fleet runs mixed versions.
   for (const std::string& name : ReplayedInstructionNames()) reg->add_trace_instructions(name);
+  reg->set_synthetic(IsSyntheticDevice(o.device));
   return hello;
 }
 
@@ -68,6 +69,8 @@ std::unique_ptr<v1::WorkerMessage> RegisterMessage(const FleetWorkerOptions& o) 
 std::string DefaultDeviceKey(const std::string& device) {
   return device == "test" ? std::string("test") : "cpu-" + Target::Host().cpu;
 }
+
+bool IsSyntheticDevice(const std::string& device) { return device == "test"; }
 
 Status CheckTunerAddress(const std::string& address) {
   const std::string example = " (expected HOST:PORT, e.g. 127.0.0.1:7878 or tuner.example.org:7878)";

@@ -59,6 +59,7 @@ TEST(FleetWorkerCpuTest, MeasuresARealMatmul) {
   tuner.fleet->Read([&] {
     const v1::Register& reg = tuner.fleet->registers.at(0);
     EXPECT_EQ(reg.device(), "cpu");
+    EXPECT_FALSE(reg.synthetic());
     EXPECT_EQ(reg.device_key(), DefaultDeviceKey("cpu"));
     EXPECT_EQ(reg.targets_size(), 1);
     // Every instruction its runner replays, so that the daemon can route padded traces.
@@ -70,6 +71,7 @@ TEST(FleetWorkerCpuTest, MeasuresARealMatmul) {
       const v1::MeasureResult* r = Find(*tuner.fleet, id);
       ASSERT_NE(r, nullptr) << id;
       EXPECT_EQ(r->error(), v1::MEASURE_ERROR_NONE) << id << ": " << r->error_message();
+      EXPECT_FALSE(r->synthetic()) << id;
       ASSERT_EQ(r->repeat_seconds_size(), 3) << id;
       for (double s : r->repeat_seconds()) EXPECT_GT(s, 0) << id;
       EXPECT_GT(r->build_seconds(), 0) << id;

@@ -102,6 +102,11 @@ struct FleetWorkerStats {
 // so synthetic timings never share a key with real ones unless asked for.
 std::string DefaultDeviceKey(const std::string& device);
 
+// Whether `device` invents its times instead of measuring them (the test
+// device). Such a worker registers as synthetic and marks every result so:
+// the tuning log keeps those records for the job but never serves them.
+bool IsSyntheticDevice(const std::string& device);
+
 // OK when `address` is "host:port" or "[ipv6]:port" with a port in 1..65535;
 // InvalidArgument saying what is wrong otherwise.
 Status CheckTunerAddress(const std::string& address);

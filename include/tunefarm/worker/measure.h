@@ -61,6 +61,10 @@ struct MeasureResult {
   // an older worker). Comparable only among one worker's results at one
   // thread count.
   double speed_probe_seconds = 0;
+  // The time was invented, not measured: a test device's (fleet workers of
+  // device test set it; TestDeviceMeasurer itself does not, so unit tests may
+  // stand it in for a real device). The tuning log never ranks or serves it.
+  bool synthetic = false;
   std::string worker;  // who measured it (set by fleet dispatch; empty: this process)
   double MeanSeconds() const;  // mean of repeat_seconds; +inf on error
 };

@@ -5,9 +5,12 @@
 // trace text, 1 ms to 2 ms, the same for every repeat. It exists for
 // dispatch-throughput benchmarks and fault tests of the fleet (kill a worker
 // mid-job, restart the tuner), where real measurement would only add noise
-// and minutes. Its results say so in error_message (error kind stays none);
-// nothing else marks them, so never point a test device at a fleet whose
-// tuning log matters, except under a device key of its own.
+// and minutes. Its results say so in error_message (error kind stays none).
+// A fleet worker of device test registers as synthetic and marks every
+// result synthetic (fleet_worker.h, IsSyntheticDevice), so the tuning log
+// keeps its records for the job that asked but never ranks or serves them;
+// this class itself marks nothing, so unit tests may stand it in for a real
+// device.
 //
 // Thread safety: Measure may be called from several threads at once (no
 // shared state). Lifetime: none beyond the object.
