@@ -138,6 +138,22 @@ grpc::Status FleetServiceImpl::Connect(grpc::ServerContext* context,
   info.trace_instructions = TraceInstructionsOf(reg);
   info.tunefarm_version = reg.tunefarm_version();
   auto outbox = std::make_shared<Outbox>();
+  // A test device of an older version does not say it is synthetic; its
+  // device name and fingerprint do.
+  info.synthetic = reg.synthetic() || reg.device() == "test" ||
+                   reg.fingerprint().toolchain() == database::kTestDeviceToolchain;
+  // A device key names interchangeable hardware: invented and measured times
+  // on one key would be one job's search and best. (Checked against the
+  // workers connected now; two that register at the same instant may both pass.)
+  for (const WorkerSnapshot& w : dispatcher_->Snapshot().workers) {
+    if (w.info.device_key != info.device_key || w.info.synthetic == info.synthetic) continue;
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                        "device key '" + info.device_key + "' is served by " +
+                            (info.synthetic ? "workers that measure (" + w.worker_id + ")" :
+                                              "a synthetic test device (" + w.worker_id + ")") +
+                            ": a " + (info.synthetic ? "synthetic device" : "measuring worker") +
+                            " needs a device key of its own (--device-key)");
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the tuner is shutting down");
@@ -195,6 +211,8 @@ grpc::Status FleetServiceImpl::Connect(grpc::ServerContext* context,
         if (r.candidate_id().empty()) continue;  // cannot be matched to anything: dropped
         results.push_back(rpc::FromProto(r));
       }
+        // A synthetic worker's results are synthetic whatever they say.
+        results.back().synthetic = results.back().synthetic || info.synthetic;
       dispatcher_->OnResults(worker_id, results);
     } else if (msg.kind_case() == v1::WorkerMessage::kRegister) {
       result = Invalid("Register may be sent only once per stream");

@@ -350,6 +350,7 @@ void JobManager::RunJob(std::shared_ptr<Job> job) {
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
+      options.synthetic = device->synthetic;  // a test device's key: its records are never served
     database::JobState& state = job->view.state;
     bool completed = st.ok() && state.trials_done >= state.trial_budget;
     bool draining = job->stop && !job->cancelled && !completed;

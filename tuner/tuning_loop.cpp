@@ -145,6 +145,8 @@ Status TuningLoop::Resume(TaskState& state, TaskStatus& status) {
     // Records of other devices (another device key of a fleet, a test device)
     // belong to their own tuning runs: their times say nothing about this one.
     if (!r.device.empty() && r.device != options_.device) return Status::OK();
+    // Invented times belong to runs on a test device, measured ones to real runs.
+    if (r.synthetic != options_.synthetic) return Status::OK();
     ++status.trials;
     // Timed with code of another toolchain (an older tunefarm or LLVM) or on
     // other hardware: the program is known, its time is not this run's.
@@ -276,6 +278,7 @@ Status TuningLoop::MeasureAndRecord(TaskState& state, TaskStatus& status, std::v
     }
     r.worker = results[i].worker.empty() ? options_.worker_name : results[i].worker;
     r.device = options_.device;
+    r.synthetic = results[i].synthetic || options_.synthetic;
     records.push_back(std::move(r));
   }
   // Committed before anything else happens: a crash after this loses nothing.
@@ -288,7 +291,11 @@ Status TuningLoop::MeasureAndRecord(TaskState& state, TaskStatus& status, std::v
     state.measured.insert(c.hash);
     ++state.records[inputs[i].trace_text];
     ++status.trials;
-    bool ok = results[i].error == MeasureErrorKind::kNone;
+    // An invented time in a measuring run (a test device that joined its key
+    // despite the fleet's check) is recorded as synthetic above and counts
+    // here as a trial without a time: it must not become the run's best.
+    const bool invented = results[i].synthetic && !options_.synthetic;
+    bool ok = results[i].error == MeasureErrorKind::kNone && !invented;
     double secs = ok ? RecordSeconds(results[i].repeat_seconds) : 0;
     if (!ok) ++status.errors;
     if (results[i].error == MeasureErrorKind::kWrongResult) NoteWrongResult(state.times, status, inputs[i].trace_text);
@@ -358,6 +365,7 @@ Status TuningLoop::Run(std::vector<TuneTask> tasks, const std::atomic<bool>& sto
     TransferOptions transfer;
     transfer.target = RecordTargetForRun().target;
     transfer.device = options_.device;
+    transfer.synthetic = options_.synthetic;
     transfer.max_records = options_.warm_start_records;
     for (const TuneTask& t : tasks) transfer.skip.insert(t.hash);
     TF_ASSIGN_OR_RETURN(TransferSet set, CollectTransferRecords(db_, policy_.get(), transfer));

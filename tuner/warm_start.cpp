@@ -31,6 +31,7 @@ Result<TransferSet> CollectTransferRecords(database::Database* db, const SketchP
     Status st = db->ForEachRecord({w.hash, options.target}, [&](const database::TuningRecord& r) -> Status {
       if (taken >= per_workload || int(out.records.size()) >= options.max_records) return Status::Cancelled("enough");
       if (!options.device.empty() && !r.device.empty() && r.device != options.device) return Status::OK();
+      if (r.synthetic != options.synthetic) return Status::OK();
       auto trace = Trace::Parse(r.trace);
       if (!trace.ok()) {
         ++out.skipped;

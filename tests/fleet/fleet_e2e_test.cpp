@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <fstream>
 #include <map>
 #include <set>
 #include <thread>
 
+#include "../run_command.h"
 #include "fleet_harness.h"
 #include "tunefarm/database/database.h"
 #include "tunefarm/v1/compile.grpc.pb.h"
@@ -264,14 +266,18 @@ TEST_F(FleetE2E, TunerBuiltRecordsNameTheDaemonsToolchain) {
   for (const auto& r : records) {
     EXPECT_EQ(r.target.fingerprint.toolchain.rfind("llvm-", 0), 0u) << r.target.fingerprint.toolchain;
     EXPECT_NE(r.target.fingerprint.toolchain.find(" lowering-r"), std::string::npos) << r.target.fingerprint.toolchain;
+    // The toolchain no longer says test device; the worker's registration does.
+    EXPECT_TRUE(r.synthetic) << "a test device's time was stored as measured";
   }
 }
 
 // The Compile service on a running daemon: a miss with tune_on_miss starts a
-// job on the fleet (many clients missing at once share it); once tuned, the
-// answer is the job's best record. (tests/tuner/compile_service_test.cpp links
-// and runs the returned kernels against the reference.)
-TEST_F(FleetE2E, CompileMissTunesOnTheFleetThenAnswersFromTheLog) {
+// job on the fleet (many clients missing at once share it). Tuned on test
+// devices, the workload is still a miss: their invented times are never
+// served. Once a worker that measures has tuned it, the answer is that job's
+// best record. (tests/tuner/compile_service_test.cpp links and runs the
+// returned kernels against the reference.)
+TEST_F(FleetE2E, CompileMissTunesOnTheFleetAndServesOnlyMeasuredRecords) {
   WorkerOptions wo;
   // Slow enough answers that the job outlives the four concurrent misses
   // even on a loaded machine (4 batches of 16 at >= 0.5 s each).
@@ -317,14 +323,53 @@ TEST_F(FleetE2E, CompileMissTunesOnTheFleetThenAnswersFromTheLog) {
   ASSERT_EQ(job.status(), "done") << job.error() << Logs();
   ASSERT_EQ(job.tasks_size(), 1);
   v1::CompileResponse tuned;
+  for (const auto& r : Records(job.tasks(0).workload_hash())) EXPECT_TRUE(r.synthetic) << r.uid;
   st = call(true, false, &tuned);
   ASSERT_TRUE(st.ok()) << st.error_message();
-  // The records carry the measuring worker's fingerprint. A test device
-  // reports no toolchain of its own, so for this daemon's host it is the same
-  // architecture, not the same device.
-  EXPECT_EQ(tuned.source(), v1::CompileResponse::SOURCE_TUNED_SAME_ARCH);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::NOT_FOUND)
+      << "served a test device's record #" << tuned.record_id() << " (source " << tuned.source() << ")";
+  st = call(false, false, &tuned);
+  EXPECT_EQ(tuned.source(), v1::CompileResponse::SOURCE_DEFAULT_SCHEDULE);
+  EXPECT_EQ(tuned.record_id(), 0);
+  // The CLI reads the same log (the daemon has it open): the default schedule
+  // with its warning, or exit 3 with --require-tuned.
+  const fs::path w = dir_ / "mm.tf";
+  std::ofstream(w) << SmallMatmul(48, 32, 16);
+  const std::string compile_cli = TunefarmBinary() + " compile " + w.string() + " --db " + db_.string() + " -o " +
+                              (dir_ / "mm.o").string();
+  testing_support::CommandOutput required = testing_support::RunCommand(compile_cli + " --require-tuned");
+  EXPECT_EQ(required.code, 3) << required.text;
+  testing_support::CommandOutput fallback = testing_support::RunCommand(compile_cli);
+  EXPECT_EQ(fallback.code, 0) << fallback.text;
+  EXPECT_NE(fallback.text.find("warning: no tuning record"), std::string::npos) << fallback.text;
+  testing_support::CommandOutput shown =
+      testing_support::RunCommand(TunefarmBinary() + " show " + w.string() + " --db " + db_.string());
+  EXPECT_EQ(shown.code, 0) << shown.text;
+  EXPECT_NE(shown.text.find("no tuning record"), std::string::npos) << shown.text;
+
+  // A worker that measures, on a key of its own (a test device's key refuses it).
+  WorkerOptions cpu;
+  cpu.device = "cpu";
+  cpu.device_key = "cpu-e2e";
+  workers_.push_back(StartWorker(dir_, port_, cpu, dir_ / "worker-cpu.log"));
+  ASSERT_TRUE(WaitForWorkers(3)) << Logs();
+  v1::SubmitJobRequest req;
+  req.add_workloads(SmallMatmul(48, 32, 16));
+  req.set_device_key("cpu-e2e");
+  req.set_trials(8);
+  req.set_job_id("measured");
+  {
+    grpc::ClientContext ctx;
+    rpc::PrepareCall(&ctx, sec_, 10);
+    ASSERT_TRUE(stub_->SubmitJob(&ctx, req, &job).ok());
+  }
+  job = WaitForJob(*stub_, sec_, "measured", 180, [](const v1::Job& j) { return j.status() == "done" || j.status() == "failed"; });
+  ASSERT_EQ(job.status(), "done") << job.error() << Logs();
+  st = call(true, false, &tuned);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  // The cpu worker runs on this daemon's host: the same device.
+  EXPECT_EQ(tuned.source(), v1::CompileResponse::SOURCE_TUNED_SAME_DEVICE);
   EXPECT_EQ(tuned.record_id(), job.tasks(0).best_record_id());
-  EXPECT_FALSE(tuned.trace().empty());
   EXPECT_EQ(tuned.binary().substr(0, 4), "\x7f" "ELF");
   EXPECT_GT(tuned.latency_seconds(), 0);
 }

@@ -63,6 +63,9 @@ struct WorkerInfo {
 
 // One candidate sent to a worker, with the options of its batch.
 struct Dispatch {
+  // The worker's device invents its times (a test device): its results are
+  // recorded as synthetic, never ranked or served (database record.h).
+  bool synthetic = false;
   std::vector<MeasureInput> inputs;
   MeasureOptions options;
   std::string request_id;

@@ -81,6 +81,12 @@ struct TuneOptions {
   // the run's fingerprint, so another version's records are stale then.
   std::function<std::optional<database::HardwareFingerprint>(const std::string& worker)> worker_fingerprint;
   std::string device = "cpu";         // records' device; resuming reads only this device's records
+  // The measurer invents its times (a fleet key of test devices): the run's
+  // records are synthetic (never ranked or served by the log), and it
+  // resumes from, and warm-starts its model with, synthetic records only. A
+  // measuring run (false) never reads a synthetic record, so invented times
+  // neither count as its trials nor set its best.
+  bool synthetic = false;
   // Measure a new best again (one trial of the task's next batch, its own
   // record; a best of the last batch stays measured once, and is measured
   // first when the run is resumed; in a job of several workloads a task's

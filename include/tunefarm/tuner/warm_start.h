@@ -22,6 +22,9 @@ class SketchPolicy;
 struct TransferOptions {
   std::string target;          // target string the records must have
   std::string device;          // records of this device only ("" : any)
+  // Synthetic records (a test device's invented times) when true, measured
+  // ones when false: invented times never teach a real run's model.
+  bool synthetic = false;
   std::set<std::string> skip;  // workload hashes not to read (the job's own)
   int max_records = 1000;      // over all workloads
   int max_per_workload = 250;
