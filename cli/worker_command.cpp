@@ -194,7 +194,8 @@ void AddWorkerCommand(CLI::App& app, int* exit_code) {
       ->type_name("N")
       ->group(test_group);
   cmd->add_option("--test-latency-ms", c->test_latency_ms,
-                  "TEST ONLY: the test device sleeps this long per request (keeps candidates in flight)")
+                  "TEST ONLY: the test device takes this long per candidate, one after another "
+                  "(keeps candidates in flight)")
       ->type_name("MS")
       ->group(test_group);
   cmd->callback([c, exit_code] { *exit_code = RunWorker(*c); });

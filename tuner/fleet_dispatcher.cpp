@@ -1,8 +1,8 @@
 // Candidate dispatch across the fleet (fleet_dispatcher.h). Map:
 //   AddWorker / RemoveWorker / Touch / SilentWorkers -- worker lifecycle
 //   Measure                                         -- a job's batch, queued and awaited
-//   DispatchLocked / AnswerUnreplayableLocked        -- queue -> free worker slots that replay the trace
-//   CommonInstructions / WorkerFingerprint           -- what the workers of a key are
+//   DispatchLocked / AnswerUnreplayableLocked        -- queue -> the least-loaded worker that replays the trace
+//   CommonInstructions / WorkerFingerprint / ServedKeys / WaitForWorker -- what the workers of a key are
 //   OnResults / AcceptLocked                         -- first result wins
 #include "tunefarm/tuner/fleet_dispatcher.h"
 
@@ -138,47 +138,65 @@ void FleetDispatcher::DispatchLocked(const std::string& device_key) {
   auto q = queues_.find(device_key);
   if (q == queues_.end() || q->second.empty()) return;
   std::deque<std::string>& queue = q->second;
-  // Fill the least-loaded workers first, so a batch spreads over the fleet.
-  std::vector<Worker*> workers;
-  for (auto& [id, w] : workers_) {
-    if (w->info.device_key == device_key) workers.push_back(w.get());
-  }
-  std::sort(workers.begin(), workers.end(), [](const Worker* a, const Worker* b) {
-    return a->in_flight.size() < b->in_flight.size();
-  });
-  for (Worker* w : workers) {
-    int free = w->info.max_in_flight - int(w->in_flight.size());
+  // One request per worker and batch, built up here and sent at the end.
+  struct Outgoing {
+    Worker* worker = nullptr;
     Dispatch dispatch;
-    Batch* batch = nullptr;
-    auto flush = [&] {
-      if (dispatch.inputs.empty()) return;
-      dispatch.request_id = "r" + std::to_string(next_request_++);
-      w->send(std::move(dispatch));
-      dispatch = Dispatch();
-    };
-    // Candidates this worker cannot replay stay queued, in their order.
-    std::deque<std::string> skipped;
-    while (free > 0 && !queue.empty()) {
-      std::string cid = std::move(queue.front());
-      queue.pop_front();
-      auto p = pending_.find(cid);
-      if (p == pending_.end()) continue;  // answered or abandoned meanwhile
-      if (!Replays(w->info, p->second.needs)) {
-        skipped.push_back(std::move(cid));
+    const Batch* batch = nullptr;
+  };
+  std::vector<Outgoing> out;
+  int open_workers = 0;  // with a free slot
+  for (auto& [id, w] : workers_) {
+    if (w->info.device_key != device_key) continue;
+    out.push_back({w.get(), Dispatch(), nullptr});
+    open_workers += int(w->in_flight.size()) < w->info.max_in_flight;
+  }
+  auto flush = [&](Outgoing& o) {
+    if (o.dispatch.inputs.empty()) return;
+    o.dispatch.request_id = "r" + std::to_string(next_request_++);
+    o.worker->send(std::move(o.dispatch));
+    o.dispatch = Dispatch();
+  };
+  // Candidates go one at a time to the least-loaded worker that replays them
+  // (fewest in flight for its max_in_flight), so a batch is measured on every
+  // worker of its key at once: a worker times its candidates one after
+  // another, so filling one worker first would leave the others idle.
+  // Candidates no worker can take now stay queued, in their order.
+  std::deque<std::string> skipped;
+  while (open_workers > 0 && !queue.empty()) {
+    std::string cid = std::move(queue.front());
+    queue.pop_front();
+    auto p = pending_.find(cid);
+    if (p == pending_.end()) continue;  // answered or abandoned meanwhile
+    Outgoing* best = nullptr;
+    for (Outgoing& o : out) {
+      const int load = int(o.worker->in_flight.size()), cap = o.worker->info.max_in_flight;
+      if (load >= cap || !Replays(o.worker->info, p->second.needs)) continue;
+      if (best == nullptr) {
+        best = &o;
         continue;
       }
-      // One request carries candidates of one batch: they share options.
-      if (batch && p->second.batch != batch) flush();
-      batch = p->second.batch;
-      dispatch.options = batch->options;
-      dispatch.inputs.push_back(p->second.input);
-      p->second.holders.insert(w->id);
-      w->in_flight.insert(cid);
-      --free;
+      // load / cap < best_load / best_cap, in integers; on a tie the larger
+      // worker, then the first in id order.
+      const int best_load = int(best->worker->in_flight.size()), best_cap = best->worker->info.max_in_flight;
+      const int64_t lhs = int64_t(load) * best_cap, rhs = int64_t(best_load) * cap;
+      if (lhs < rhs || (lhs == rhs && cap > best_cap)) best = &o;
     }
-    flush();
-    queue.insert(queue.begin(), skipped.begin(), skipped.end());
+    if (best == nullptr) {
+      skipped.push_back(std::move(cid));
+      continue;
+    }
+    // One request carries candidates of one batch: they share options.
+    if (best->batch != nullptr && p->second.batch != best->batch) flush(*best);
+    best->batch = p->second.batch;
+    best->dispatch.options = best->batch->options;
+    best->dispatch.inputs.push_back(p->second.input);
+    p->second.holders.insert(best->worker->id);
+    best->worker->in_flight.insert(cid);
+    if (int(best->worker->in_flight.size()) >= best->worker->info.max_in_flight) --open_workers;
   }
+  for (Outgoing& o : out) flush(o);
+  queue.insert(queue.begin(), skipped.begin(), skipped.end());
   AnswerUnreplayableLocked(device_key);
 }
 
@@ -342,6 +360,30 @@ int FleetDispatcher::WorkerCount(const std::string& device_key) {
   int n = 0;
   for (const auto& [id, w] : workers_) n += device_key.empty() || w->info.device_key == device_key;
   return n;
+}
+
+std::vector<std::string> FleetDispatcher::ServedKeys() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::set<std::string> keys;
+  for (const auto& [id, w] : workers_) keys.insert(w->info.device_key);
+  return {keys.begin(), keys.end()};
+}
+
+bool FleetDispatcher::WaitForWorker(const std::string& device_key, std::chrono::milliseconds timeout,
+                                    const std::atomic<bool>* abort) {
+  std::unique_lock<std::mutex> lock(mu_);
+  const auto end = Clock::now() + timeout;
+  auto connected = [&] {
+    return std::any_of(workers_.begin(), workers_.end(),
+                       [&](const auto& w) { return w.second->info.device_key == device_key; });
+  };
+  while (!connected()) {
+    const auto now = Clock::now();
+    if ((abort && abort->load()) || now >= end) return false;
+    // AddWorker notifies; the poll is for `abort`, which nothing notifies.
+    done_cv_.wait_for(lock, std::min<Clock::duration>(std::chrono::milliseconds(50), end - now));
+  }
+  return true;
 }
 
 }  // namespace tunefarm::tuner

@@ -32,13 +32,14 @@ double TestDeviceMeasurer::SyntheticSeconds(const MeasureInput& input) {
 
 std::vector<MeasureResult> TestDeviceMeasurer::Measure(const std::vector<MeasureInput>& inputs,
                                                        const MeasureOptions& options) {
-  if (options_.latency_ms > 0) {
-    std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(options_.latency_ms));
-  }
   const int repeat = options.repeat > 0 ? options.repeat : 1;
   std::vector<MeasureResult> results;
   results.reserve(inputs.size());
   for (const MeasureInput& in : inputs) {
+    // Per candidate, as a device that times one kernel at a time.
+    if (options_.latency_ms > 0) {
+      std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(options_.latency_ms));
+    }
     MeasureResult r;
     r.candidate_id = in.candidate_id;
     r.error = MeasureErrorKind::kNone;

@@ -280,8 +280,9 @@ TEST_F(FleetE2E, TunerBuiltRecordsNameTheDaemonsToolchain) {
 TEST_F(FleetE2E, CompileMissTunesOnTheFleetAndServesOnlyMeasuredRecords) {
   WorkerOptions wo;
   // Slow enough answers that the job outlives the four concurrent misses
-  // even on a loaded machine (4 batches of 16 at >= 0.5 s each).
-  wo.extra = {"--test-latency-ms", "500"};
+  // even on a loaded machine (4 batches of 16, 8 on each worker at 70 ms
+  // a candidate: >= 0.5 s a batch).
+  wo.extra = {"--test-latency-ms", "70"};
   StartFleet(2, wo);
   auto channel = rpc::MakeChannel("127.0.0.1:" + std::to_string(port_), sec_);
   ASSERT_TRUE(channel.ok());

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
 #include <thread>
 
 #include "dispatch_test_util.h"
@@ -49,6 +50,68 @@ TEST(FleetDispatcher, RespectsInFlightLimitAndAnswersInOrder) {
     ASSERT_EQ(results[i].repeat_seconds.size(), 1u);
   }
   EXPECT_EQ(fleet.Snapshot().results_accepted, 7);
+}
+
+// A batch is spread over every idle worker of its key, one request each,
+// rather than filling the first worker up to its max_in_flight.
+TEST(FleetDispatcher, ABatchSpreadsOverEveryIdleWorker) {
+  FleetDispatcher fleet;
+  FakeWorker workers[4];
+  std::string ids[4];
+  for (int i = 0; i < 4; ++i) ids[i] = fleet.AddWorker({"key", "test", "h" + std::to_string(i), 16}, workers[i].Fn());
+  std::vector<MeasureResult> results;
+  std::thread job([&] { results = fleet.Measure("key", Inputs(16), {}, nullptr); });
+  ASSERT_TRUE(Eventually([&] {
+    size_t sent = 0;
+    for (auto& w : workers) sent += w.Ids().size();
+    return sent == 16;
+  }));
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(workers[i].Ids().size(), 4u) << ids[i];
+    std::lock_guard<std::mutex> lock(workers[i].mu);
+    EXPECT_EQ(workers[i].received.size(), 1u) << ids[i] << ": one request with its share";
+  }
+  for (const WorkerSnapshot& w : fleet.Snapshot().workers) EXPECT_EQ(w.in_flight, 4) << w.worker_id;
+  for (int i = 0; i < 4; ++i) {
+    std::vector<MeasureResult> answers;
+    for (const std::string& c : workers[i].Ids()) answers.push_back(Ok(c, 1));
+    fleet.OnResults(ids[i], answers);
+  }
+  job.join();
+  ASSERT_EQ(results.size(), 16u);
+  std::set<std::string> measured_by;
+  for (const MeasureResult& r : results) measured_by.insert(r.worker);
+  EXPECT_EQ(measured_by.size(), 4u);
+}
+
+// Workers of one key with different max_in_flight are loaded in proportion,
+// and a worker already busy gets less of a new batch.
+TEST(FleetDispatcher, LoadIsRelativeToEachWorkersCapacity) {
+  FleetDispatcher fleet;
+  FakeWorker small, large;
+  std::string ids = fleet.AddWorker({"key", "test", "small", 2}, small.Fn());
+  std::string idl = fleet.AddWorker({"key", "test", "large", 6}, large.Fn());
+  std::vector<MeasureResult> first;
+  std::thread job([&] { first = fleet.Measure("key", Inputs(4, "a"), {}, nullptr); });
+  ASSERT_TRUE(Eventually([&] { return small.Ids().size() + large.Ids().size() == 4; }));
+  EXPECT_EQ(small.Ids().size(), 1u);  // 1 of 2 and 3 of 6: half full each
+  EXPECT_EQ(large.Ids().size(), 3u);
+  std::vector<MeasureResult> second;
+  std::thread job2([&] { second = fleet.Measure("key", Inputs(4, "b"), {}, nullptr); });
+  ASSERT_TRUE(Eventually([&] { return small.Ids().size() + large.Ids().size() == 8; }));
+  EXPECT_EQ(small.Ids().size(), 2u);  // full, as is the large one
+  EXPECT_EQ(large.Ids().size(), 6u);
+  auto answer = [&](FakeWorker& w, const std::string& id) {
+    std::vector<MeasureResult> answers;
+    for (const std::string& c : w.Ids()) answers.push_back(Ok(c, 1));
+    fleet.OnResults(id, answers);
+  };
+  answer(small, ids);
+  answer(large, idl);
+  job.join();
+  job2.join();
+  EXPECT_EQ(first.size(), 4u);
+  EXPECT_EQ(second.size(), 4u);
 }
 
 TEST(FleetDispatcher, LostWorkerCandidatesGoElsewhereAndLateDuplicatesAreDropped) {

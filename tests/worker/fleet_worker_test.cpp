@@ -45,9 +45,10 @@ TEST(FleetWorkerTestDevice, SyntheticTimesAreDeterministicAndLabelled) {
   EXPECT_NE(TestDeviceMeasurer::SyntheticSeconds({"x", "ab", "c", ""}),
             TestDeviceMeasurer::SyntheticSeconds({"x", "a", "bc", ""}));
 
-  TestDeviceMeasurer slow(TestDeviceOptions{150});
+  // The latency is per candidate, as a device that times one kernel at a time.
+  TestDeviceMeasurer slow(TestDeviceOptions{75});
   auto start = std::chrono::steady_clock::now();
-  EXPECT_EQ(slow.Measure({a}, options).size(), 1u);
+  EXPECT_EQ(slow.Measure({a, b}, options).size(), 2u);
   EXPECT_GE(std::chrono::steady_clock::now() - start, 150ms);
 }
 
@@ -174,7 +175,7 @@ TEST(FleetWorkerTest, KeepsResultsOfABrokenStreamAndResendsThem) {
   auto tuner = std::make_unique<FakeTuner>();
   const int port = tuner->port();
   auto o = LoopbackOptions(port, "test");
-  o.test_latency_ms = 1000;
+  o.test_latency_ms = 250;  // per candidate: 1 s for the request
   WorkerThread w(o);
   ASSERT_TRUE(Eventually([&] { return tuner->fleet->Send(Request("slow", 4)); }, 10s)) << w.Log();
   // The worker reports the candidates in flight: it has them.
@@ -192,7 +193,7 @@ TEST(FleetWorkerTest, KeepsResultsOfABrokenStreamAndResendsThem) {
 TEST(FleetWorkerTest, StopFinishesAndSendsTheBatchBeingMeasured) {
   FakeTuner tuner;
   auto o = LoopbackOptions(tuner.port(), "test");
-  o.test_latency_ms = 600;
+  o.test_latency_ms = 200;  // per candidate: 0.6 s for the request
   WorkerThread w(o);
   ASSERT_TRUE(Eventually([&] { return tuner.fleet->Send(Request("last", 3)); }, 10s)) << w.Log();
   ASSERT_TRUE(tuner.fleet->WaitFor(

@@ -5,8 +5,12 @@
 // and blocks until every one has a result. Workers (one session per Fleet
 // stream, see fleet_service.h) are added with AddWorker and receive
 // MeasureRequests through their SendFn, at most max_in_flight candidates at a
-// time. When a worker is removed (stream ended, lease expired) its in-flight
-// candidates go back to the front of the queue for another worker.
+// time. Each queued candidate goes to the least-loaded worker of its key (the
+// fewest in flight for its max_in_flight), so a batch is spread over every
+// worker of the key and measured in parallel; each worker gets one request
+// per batch with its share. When a worker is removed (stream ended, lease
+// expired) its in-flight candidates go back to the front of the queue for
+// another worker.
 //
 // Invariant: a candidate gets exactly one result. The first result for a
 // pending candidate wins, from whichever worker; a later one (a re-dispatched
@@ -121,6 +125,11 @@ class FleetDispatcher {
   FleetSnapshot Snapshot();
   // Number of connected workers for `device_key` (all keys when empty).
   int WorkerCount(const std::string& device_key = "");
+  // The device keys of the connected workers, sorted.
+  std::vector<std::string> ServedKeys();
+  // Waits up to `timeout` for a connected worker of `device_key`; false if
+  // none connected in time or `abort` became true.
+  bool WaitForWorker(const std::string& device_key, std::chrono::milliseconds timeout, const std::atomic<bool>* abort);
   // What the workers of `device_key` are: the info of the latest to register
   // (a device key names interchangeable hardware). Waits up to `timeout` for
   // one to register; nullopt if none did or `abort` became true.

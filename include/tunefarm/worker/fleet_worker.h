@@ -72,7 +72,7 @@ struct FleetWorkerOptions {
 
   // Device "cpu": how the runner is started (runner_path empty: FindRunnerPath()).
   LocalMeasurerOptions local;
-  // Device "test": sleep this long per request before answering (fault tests).
+  // Device "test": sleep this long per candidate (fault tests, benchmarks).
   double test_latency_ms = 0;
 
   // TEST ONLY (fault tests of the fleet; never in production): append

@@ -1,8 +1,9 @@
 // TestDeviceMeasurer: a TEST DEVICE (`tunefarm worker --device test`).
 //
 // It compiles nothing and runs nothing: every candidate "measures" at once
-// with a synthetic, deterministic time derived from a hash of its workload and
-// trace text, 1 ms to 2 ms, the same for every repeat. It exists for
+// (or after TestDeviceOptions::latency_ms) with a synthetic, deterministic
+// time derived from a hash of its workload and trace text, 1 ms to 2 ms, the
+// same for every repeat. It exists for
 // dispatch-throughput benchmarks and fault tests of the fleet (kill a worker
 // mid-job, restart the tuner), where real measurement would only add noise
 // and minutes. Its results say so in error_message (error kind stays none).
@@ -23,8 +24,10 @@
 namespace tunefarm {
 
 struct TestDeviceOptions {
-  // Sleep this long per Measure call (one request), so tests can keep
-  // candidates in flight long enough to kill a worker mid-job.
+  // Sleep this long per candidate, one candidate after another as a real
+  // device times them: a request of n candidates takes n times as long. Keeps
+  // candidates in flight long enough to kill a worker mid-job, and makes a
+  // fleet's parallelism measurable (bench/fleet/batch_spread.cpp).
   double latency_ms = 0;
 };
 
