@@ -3,8 +3,10 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
 namespace tunefarm::rpc {
 
@@ -110,13 +112,54 @@ Result<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& address, c
   return grpc::CreateCustomChannel(address, creds, args);
 }
 
+namespace {
+
+struct CertificateRoles {
+  bool worker = false;
+  bool client = false;
+  std::string name;  // the certificate's common name, for messages
+};
+
+// The roles a verified peer certificate carries in its URI subjectAltNames.
+// gRPC lists each URI SAN of the peer's certificate as a peer_uri property.
+CertificateRoles RolesOf(const grpc::AuthContext& auth) {
+  CertificateRoles roles;
+  for (const grpc::string_ref& uri : auth.FindPropertyValues(GRPC_PEER_URI_PROPERTY_NAME)) {
+    std::string_view value(uri.data(), uri.size());
+    roles.worker |= value == kWorkerRoleUri;
+    roles.client |= value == kClientRoleUri;
+  }
+  for (const grpc::string_ref& cn : auth.FindPropertyValues(GRPC_X509_CN_PROPERTY_NAME)) {
+    roles.name.assign(cn.data(), std::min<size_t>(cn.size(), 128));
+  }
+  return roles;
+}
+
+}  // namespace
+
 grpc::Status Authorize(const grpc::ServerContext& context, const ServerSecurity& security, Role role) {
-  // A verified client certificate (only possible over TLS) is enough for both roles.
   auto auth = context.auth_context();
-  if (!security.insecure && auth && auth->IsPeerAuthenticated()) return grpc::Status::OK;
+  // A verified certificate (only possible over TLS) is enough for the role it carries.
+  const bool certified = !security.insecure && auth && auth->IsPeerAuthenticated();
+  grpc::Status wrong_role = grpc::Status::OK;
+  if (certified) {
+    CertificateRoles roles = RolesOf(*auth);
+    if (role == Role::kWorker) {
+      if (roles.worker) return grpc::Status::OK;
+      return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                          "the certificate '" + roles.name + "' is not a worker's: workers need a certificate with "
+                          "the URI subjectAltName " + kWorkerRoleUri + " (docs/fleet.md, Trust)");
+    }
+    if (roles.client || !roles.worker) return grpc::Status::OK;
+    // A worker's certificate: a client only with a client token as well.
+    wrong_role = grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                              "the certificate '" + roles.name + "' is a worker's (" + kWorkerRoleUri +
+                                  "): it cannot act as a client; use a client certificate or a client token");
+  }
   if (role == Role::kWorker && !security.insecure) {
     return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
-                        "workers must present a client certificate signed by the fleet CA");
+                        std::string("workers must present a client certificate signed by the fleet CA, with the "
+                                    "URI subjectAltName ") + kWorkerRoleUri);
   }
   const auto& tokens = role == Role::kWorker ? security.worker_tokens : security.client_tokens;
   // An explicitly insecure loopback daemon without tokens for a role is open
@@ -125,6 +168,7 @@ grpc::Status Authorize(const grpc::ServerContext& context, const ServerSecurity&
   const auto& metadata = context.client_metadata();
   auto it = metadata.find("authorization");
   if (it == metadata.end()) {
+    if (!wrong_role.ok()) return wrong_role;
     return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
                         "no credentials: present a client certificate or 'authorization: Bearer <token>'");
   }

@@ -107,12 +107,17 @@ void MakeTlsMaterial(const fs::path& dir) {
   const std::string server_ext =
       "basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n"
       "subjectAltName=DNS:localhost,IP:127.0.0.1\n";
+  // The role is a URI subjectAltName (rpc/security.h): what docs/fleet.md
+  // tells operators to issue.
   const std::string client_ext =
       "basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n";
+  const std::string worker_ext = client_ext + "subjectAltName=URI:tunefarm:role=worker\n";
+  const std::string user_ext = client_ext + "subjectAltName=URI:tunefarm:role=client\n";
   Sign(dir, "ca", "server", "localhost", server_ext);
-  Sign(dir, "ca", "worker", "tunefarm-worker", client_ext);
-  Sign(dir, "ca", "client", "tunefarm-client", client_ext);
-  Sign(dir, "other-ca", "rogue", "rogue-worker", client_ext);
+  Sign(dir, "ca", "worker", "tunefarm-worker", worker_ext);
+  Sign(dir, "ca", "client", "tunefarm-client", user_ext);
+  Sign(dir, "ca", "plain", "tunefarm-plain", client_ext);  // no role: issued before roles existed
+  Sign(dir, "other-ca", "rogue", "rogue-worker", worker_ext);
 }
 
 std::string TunefarmBinary() { return std::string(TUNEFARM_BINARY_DIR) + "/cli/tunefarm"; }

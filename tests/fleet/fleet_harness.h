@@ -44,8 +44,10 @@ class Child {
 };
 
 // CA, server and client certificates made by openssl in `dir`:
-// ca.pem, server.pem/.key (127.0.0.1, localhost), worker.pem/.key,
-// client.pem/.key, and other-ca.pem with rogue.pem/.key signed by it.
+// ca.pem, server.pem/.key (127.0.0.1, localhost), worker.pem/.key (the
+// worker role, URI SAN tunefarm:role=worker), client.pem/.key (the client
+// role), plain.pem/.key (no role, as issued before roles: a client only), and
+// other-ca.pem with rogue.pem/.key (the worker role) signed by it.
 void MakeTlsMaterial(const fs::path& dir);
 
 std::string TunefarmBinary();

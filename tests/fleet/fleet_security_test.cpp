@@ -1,6 +1,6 @@
 // Who may talk to the daemon, and what it does with bad requests: strangers
 // (no credentials, wrong CA, bad token, workers without a client certificate)
-// are rejected and create nothing; 200+ malformed, truncated and oversized
+// are rejected and create nothing; a certificate acts only in its role; 200+ malformed, truncated and oversized
 // requests all get error statuses and the daemon keeps serving.
 #include <gtest/gtest.h>
 
@@ -155,6 +155,111 @@ TEST_F(FleetSecurity, StrangersAreRejectedAndCreateNothing) {
   v1::SubmitJobRequest by_cert = ValidRequest();
   EXPECT_TRUE(Submit(ClientCreds(*dir_, true, "", "ca.pem", "client"), by_cert).ok());
   EXPECT_EQ(JobCount(), jobs_before + 2);
+}
+
+// Workers of `device_key` the daemon lists now.
+int WorkersOfKey(v1::Tuner::Stub& stub, const rpc::ClientSecurity& sec, const std::string& device_key) {
+  grpc::ClientContext ctx;
+  rpc::PrepareCall(&ctx, sec, 10);
+  v1::FleetStatusResponse status;
+  grpc::Status st = stub.FleetStatus(&ctx, {}, &status);
+  EXPECT_TRUE(st.ok()) << st.error_message();
+  int n = 0;
+  for (const auto& w : status.workers()) n += w.device_key() == device_key;
+  return n;
+}
+
+// Roles in certificates (rpc/security.h): only a certificate with the worker
+// role registers a worker; a client's, or one without a role, is refused
+// with PERMISSION_DENIED before anything is registered. A worker's
+// certificate is refused as a client unless a client token comes with it.
+TEST_F(FleetSecurity, ACertificateActsOnlyInItsRole) {
+  ASSERT_TRUE(Serving()) << daemon_->Log();
+  auto tuner = TunerStub(port_, Good());
+  v1::WorkerMessage reg = ValidRegister();
+  reg.mutable_register_()->set_device_key("role-test");
+  // Registers with `cert`, and while the stream is open counts the daemon's
+  // workers of the key; returns the stream's status.
+  auto connect = [&](const std::string& cert, int* registered) {
+    rpc::ClientSecurity sec = ClientCreds(*dir_, true, "", "ca.pem", cert);
+    auto channel = rpc::MakeChannel(Addr(), sec);
+    auto stub = v1::Fleet::NewStub(*channel);
+    grpc::ClientContext ctx;
+    rpc::PrepareCall(&ctx, sec, 10);
+    auto stream = stub->Connect(&ctx);
+    stream->Write(reg);
+    v1::TunerMessage reply;
+    bool answered = stream->Read(&reply);
+    *registered = WorkersOfKey(*tuner, Good(), "role-test");
+    if (answered) {
+      EXPECT_TRUE(reply.has_registered());
+      stream->WritesDone();
+      while (stream->Read(&reply)) {
+      }
+    }
+    return stream->Finish();
+  };
+  int registered = -1;
+  grpc::Status worker = connect("worker", &registered);
+  EXPECT_TRUE(worker.ok()) << worker.error_message();
+  EXPECT_EQ(registered, 1) << "the worker certificate did not register";
+  for (const std::string cert : {"client", "plain"}) {
+    grpc::Status refused = connect(cert, &registered);
+    EXPECT_EQ(refused.error_code(), grpc::StatusCode::PERMISSION_DENIED) << cert << ": " << refused.error_message();
+    EXPECT_NE(refused.error_message().find("tunefarm:role=worker"), std::string::npos) << refused.error_message();
+    EXPECT_EQ(registered, 0) << "a " << cert << " certificate registered a worker";
+  }
+  EXPECT_EQ(daemon_->Log().find("(device key role-test"), daemon_->Log().rfind("(device key role-test"))
+      << "more than the one worker joined:\n" << daemon_->Log();
+
+  int jobs_before = JobCount();
+  grpc::Status as_client = Submit(ClientCreds(*dir_, true, "", "ca.pem", "worker"), ValidRequest());
+  EXPECT_EQ(as_client.error_code(), grpc::StatusCode::PERMISSION_DENIED) << as_client.error_message();
+  EXPECT_NE(as_client.error_message().find("worker"), std::string::npos) << as_client.error_message();
+  EXPECT_EQ(JobCount(), jobs_before) << "a worker certificate created a job";
+  // A client certificate, one without a role (issued before roles existed),
+  // and a worker's with a client token all act as clients.
+  EXPECT_TRUE(Submit(ClientCreds(*dir_, true, "", "ca.pem", "client"), ValidRequest()).ok());
+  EXPECT_TRUE(Submit(ClientCreds(*dir_, true, "", "ca.pem", "plain"), ValidRequest()).ok());
+  EXPECT_TRUE(Submit(ClientCreds(*dir_, true, "client-token-0123456789", "ca.pem", "worker"), ValidRequest()).ok());
+  EXPECT_EQ(JobCount(), jobs_before + 3);
+}
+
+// A device key names interchangeable hardware: while a test device serves a
+// key, a worker that measures cannot join it, nor a test device a key whose
+// workers measure (their times would be one job's search and best).
+TEST_F(FleetSecurity, TestDevicesAndMeasuringWorkersNeverShareAKey) {
+  rpc::ClientSecurity sec = ClientCreds(*dir_, true, "", "ca.pem", "worker");
+  auto open = [&](const std::string& device, const std::string& key, grpc::ClientContext* ctx) {
+    auto channel = rpc::MakeChannel(Addr(), sec);
+    auto stub = v1::Fleet::NewStub(*channel);
+    rpc::PrepareCall(ctx, sec, 10);
+    auto stream = stub->Connect(ctx);
+    v1::WorkerMessage reg = ValidRegister();
+    reg.mutable_register_()->set_device(device);
+    reg.mutable_register_()->set_device_key(key);
+    stream->Write(reg);
+    return stream;
+  };
+  for (const auto& [first, second] : {std::pair<std::string, std::string>{"test", "cpu"}, {"cpu", "test"}}) {
+    const std::string key = "mixed-" + first;
+    grpc::ClientContext held_ctx;
+    auto held = open(first, key, &held_ctx);
+    v1::TunerMessage reply;
+    ASSERT_TRUE(held->Read(&reply) && reply.has_registered()) << first;
+    grpc::ClientContext ctx;
+    auto refused = open(second, key, &ctx);
+    refused->WritesDone();
+    while (refused->Read(&reply)) {
+    }
+    grpc::Status st = refused->Finish();
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << second << " joined " << key;
+    EXPECT_NE(st.error_message().find("device key '" + key + "'"), std::string::npos) << st.error_message();
+    held->WritesDone();
+    while (held->Read(&reply)) {
+    }
+    EXPECT_TRUE(held->Finish().ok());
+  }
 }
 
 TEST_F(FleetSecurity, TwoHundredMalformedRequestsGetErrorsAndTheDaemonKeepsServing) {

@@ -1,15 +1,25 @@
 // Who may talk to a tunefarm daemon, and how channels and servers are secured.
 //
 // Every channel is TLS with a CA the operator configures. Workers authenticate
-// with a client certificate signed by that CA (mutual TLS); clients (jobs,
-// compile, log reads) with a client certificate or a bearer token. Plaintext is
-// allowed only on a loopback address and only when asked for (`insecure`);
-// there, the configured tokens are the only credential (workers use a worker
-// token in `authorization: Bearer ...`); a role with no tokens configured is
-// open to local processes there.
+// with a client certificate signed by that CA (mutual TLS) that names the
+// worker role; clients (jobs, compile, log reads) with a client certificate or
+// a bearer token. Plaintext is allowed only on a loopback address and only
+// when asked for (`insecure`); there, the configured tokens are the only
+// credential (workers use a worker token in `authorization: Bearer ...`); a
+// role with no tokens configured is open to local processes there.
+//
+// Roles in certificates: a worker writes times into the tuning log, so a
+// certificate acts as a worker only when it carries the URI subjectAltName
+// kWorkerRoleUri ("tunefarm:role=worker"); one without it (a client's, with
+// kClientRoleUri or no role at all, as certificates issued before roles
+// existed) is refused on the Fleet stream with PERMISSION_DENIED. A worker
+// certificate is refused as a client with PERMISSION_DENIED unless it also
+// carries kClientRoleUri or the call presents a client token: a board's key
+// cannot submit or cancel jobs. docs/fleet.md shows how to issue each kind.
 //
 // Handlers call Authorize() first; a caller without credentials gets
-// UNAUTHENTICATED and nothing else happens.
+// UNAUTHENTICATED, one whose certificate is of the other role
+// PERMISSION_DENIED, and nothing else happens.
 #pragma once
 
 #include <memory>
@@ -63,8 +73,14 @@ enum class Role {
   kWorker,  // the Fleet stream
 };
 
+// The URI subjectAltNames that give a certificate its role (see above).
+inline constexpr const char* kWorkerRoleUri = "tunefarm:role=worker";
+inline constexpr const char* kClientRoleUri = "tunefarm:role=client";
+
 // Checks the caller of `context` may act as `role`: a verified client
-// certificate, or a configured token for that role. OK or UNAUTHENTICATED.
+// certificate of that role, or a configured token for that role. OK,
+// UNAUTHENTICATED (no valid credential) or PERMISSION_DENIED (a verified
+// certificate of the other role).
 grpc::Status Authorize(const grpc::ServerContext& context, const ServerSecurity& security, Role role);
 
 // Status conversions (codes map one to one where they exist).
