@@ -54,6 +54,7 @@ void PrintJob(const v1::Job& job) {
     }
     fmt::print("\n");
   }
+  if (!job.warning().empty()) fmt::print("    warning: {}\n", job.warning());
   if (!job.error().empty()) fmt::print("    error: {}\n", job.error());
 }
 
@@ -63,7 +64,10 @@ int Watch(v1::Tuner::Stub& stub, const rpc::ClientSecurity& sec, const std::stri
   rpc::PrepareCall(&ctx, sec, 7 * 24 * 3600.0);  // a watch lasts as long as the job
   auto reader = stub.WatchJob(&ctx, [&] { v1::GetJobRequest r; r.set_job_id(id); return r; }());
   v1::Job job;
+  std::string warned;
   while (reader->Read(&job)) {
+    if (!job.warning().empty() && job.warning() != warned) fmt::print(stderr, "warning: {}\n", job.warning());
+    warned = job.warning();
     std::string best;
     for (const v1::TaskProgress& t : job.tasks()) best += fmt::format("  {} {:.2f} GFLOP/s", t.name(), t.best_gflops());
     fmt::print(stderr, "[{:>5}/{}] {}{}  ETA {:.0f} s\n", job.trials_done(), job.trial_budget(), job.status(), best,
@@ -107,6 +111,9 @@ int Run(const std::string& action, const JobsFlags& f) {
     grpc::Status st = stub->SubmitJob(&ctx, req, &job);
     if (!st.ok()) return Fail("submitting the job", st, f.client);
     fmt::print("{}\n", job.job_id());
+    // Accepted (it may be a worker still starting), but said at once: a
+    // mistyped key would otherwise only show as a job that never starts.
+    if (!job.warning().empty() && !f.watch) fmt::print(stderr, "warning: {}\n", job.warning());
     return f.watch ? Watch(*stub, sec, job.job_id(), f.client) : kExitOk;
   }
   if (action == "watch") return Watch(*stub, sec, f.job_id, f.client);

@@ -168,6 +168,7 @@ Result<FleetConfig> ParseFleetConfig(const std::string& text, const std::string&
     TF_RETURN_IF_ERROR(r.Int("compile_cache_entries", &l.compile_cache_entries, 0, 1 << 20));
     TF_RETURN_IF_ERROR(r.Int("max_running_jobs", &l.max_running_jobs, 1, 1024));
     TF_RETURN_IF_ERROR(r.Number("drain_timeout_s", &l.drain_timeout_s, 0, 3600));
+    TF_RETURN_IF_ERROR(r.Number("device_key_wait_s", &l.device_key_wait_s, 0, 7 * 24 * 3600));
     TF_RETURN_IF_ERROR(r.Done());
   }
   {

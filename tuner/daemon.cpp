@@ -44,6 +44,7 @@ Status Daemon::Start() {
   JobManagerOptions jo;
   jo.config_dir = config_.config_dir;
   jo.max_running_jobs = config_.limits.max_running_jobs;
+  jo.device_key_wait_s = config_.limits.device_key_wait_s;
   jo.tuner_built_device_keys = config_.builders.tuner_built;
   jo.tuner_build.build_threads = config_.builders.build_threads;
   // An object may fill half of a candidate's share of a request to a worker;

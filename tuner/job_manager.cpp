@@ -2,12 +2,16 @@
 //   JobSpec validation and JSON       -- what is stored in the job table
 //   JobView <-> stored progress JSON  -- views of jobs from earlier daemon lives
 //   Submit / ResumeStored / Start     -- creating and starting job threads
+//   WaitForDeviceKey                  -- a job whose key no worker serves waits, bounded, holding no slot
 //   RunJob                            -- one job: a TuningLoop through the fleet
 //   Get / List / Cancel / WaitForChange / Drain
 #include "tunefarm/tuner/job_manager.h"
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+
+#include <cmath>
+#include <sstream>
 
 #include "tunefarm/compiler/target.h"
 #include "tunefarm/compiler/toolchain.h"
@@ -62,6 +66,21 @@ std::vector<TaskStatus> TasksFromProgress(const std::string& progress) {
     tasks.push_back(std::move(s));
   }
   return tasks;
+}
+
+// "600 s", "0.25 s".
+std::string Seconds(double s) {
+  std::ostringstream out;
+  out << s << " s";
+  return out.str();
+}
+
+// "cpu-znver4, test"; says so when no worker is connected at all.
+std::string KeyList(const std::vector<std::string>& keys) {
+  if (keys.empty()) return "none (no worker is connected)";
+  std::string out;
+  for (const std::string& k : keys) out += (out.empty() ? "" : ", ") + k;
+  return out;
 }
 
 }  // namespace
@@ -181,6 +200,9 @@ Result<JobView> JobManager::Submit(const JobSpec& spec, std::string job_id) {
   if (stored) st = *stored;
   spdlog::info("jobs: {} submitted ({} workload(s), {} trials, device key {})", job_id, spec.workloads.size(),
                spec.trials, spec.device_key);
+  // Said in the reply, so a mistyped key shows at once (the job thread
+  // clears it when a worker of the key connects).
+  if (fleet_->WorkerCount(spec.device_key) == 0) job->view.warning = UnservedKeyWarning(spec.device_key);
   Start(job);
   return Get(job_id);
 }
@@ -231,10 +253,50 @@ void JobManager::Start(std::shared_ptr<Job> job) {
   job->thread = std::thread([this, job] { RunJob(job); });
 }
 
+std::string JobManager::UnservedKeyWarning(const std::string& device_key) {
+  return "no connected worker serves device key '" + device_key + "' (served keys: " +
+         KeyList(fleet_->ServedKeys()) + "); the job waits up to " + Seconds(options_.device_key_wait_s) +
+         " for one, pending, without taking a running slot";
+}
+
+Status JobManager::WaitForDeviceKey(Job& job) {
+  const std::string& key = job.spec.device_key;
+  Status st = Status::OK();
+  if (fleet_->WorkerCount(key) == 0 && !job.stop) {
+    std::string warning = UnservedKeyWarning(key);
+    spdlog::warn("jobs: {}: {}", job.view.state.id, warning);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      job.view.warning = std::move(warning);
+      ++job.view.version;
+    }
+    cv_.notify_all();
+    // Outside mu_: other jobs take and free slots meanwhile.
+    const auto wait = std::chrono::milliseconds(std::llround(options_.device_key_wait_s * 1000));
+    if (!fleet_->WaitForWorker(key, wait, &job.stop) && !job.stop) {
+      st = Status::FailedPrecondition("no worker served device key '" + key + "' within " +
+                                      Seconds(options_.device_key_wait_s) +
+                                      "; served keys: " + KeyList(fleet_->ServedKeys()));
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!job.view.warning.empty()) {
+      job.view.warning.clear();
+      ++job.view.version;
+    }
+  }
+  cv_.notify_all();
+  return st;
+}
+
 void JobManager::RunJob(std::shared_ptr<Job> job) {
   const std::string& id = job->view.state.id;
+  // A job whose key no worker serves waits here, pending: it must not hold
+  // one of the max_running_jobs slots that jobs with workers need.
+  Status st = WaitForDeviceKey(*job);
   bool got_slot = false;
-  {
+  if (st.ok()) {
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait(lock, [&] { return running_ < options_.max_running_jobs || job->stop; });
     if (!job->stop) {
@@ -244,8 +306,7 @@ void JobManager::RunJob(std::shared_ptr<Job> job) {
       ++job->view.version;
     }
   }
-  Status st = Status::OK();
-  if (!job->stop) {
+  if (st.ok() && !job->stop) {
     st = Store(*job);
     std::vector<TuneTask> tasks;
     for (size_t i = 0; st.ok() && i < job->spec.workloads.size(); ++i) {
@@ -282,6 +343,7 @@ void JobManager::RunJob(std::shared_ptr<Job> job) {
       options.measure.num_threads = job->spec.num_threads;
       options.device = job->spec.device_key;
       options.device_fingerprint = device->fingerprint;
+      options.synthetic = device->synthetic;  // a test device's key: its records are never served
       // While a fleet is upgraded, some workers of the key may be older: the
       // search keeps to what every one of them replays.
       options.replayable_instructions = fleet_->CommonInstructions(job->spec.device_key);
@@ -350,7 +412,6 @@ void JobManager::RunJob(std::shared_ptr<Job> job) {
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
-      options.synthetic = device->synthetic;  // a test device's key: its records are never served
     database::JobState& state = job->view.state;
     bool completed = st.ok() && state.trials_done >= state.trial_budget;
     bool draining = job->stop && !job->cancelled && !completed;

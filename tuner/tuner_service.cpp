@@ -18,6 +18,7 @@ v1::Job ToProto(const JobView& view) {
   job.set_error(st.error);
   job.set_elapsed_s(view.elapsed_s);
   job.set_eta_s(view.eta_s);
+  job.set_warning(view.warning);
   for (const TaskStatus& t : view.tasks) {
     v1::TaskProgress* p = job.add_tasks();
     p->set_name(t.name);

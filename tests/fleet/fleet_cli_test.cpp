@@ -103,14 +103,59 @@ TEST_F(FleetCli, SubmitWatchListGetStatusAndCancel) {
   EXPECT_NE(fleet.text.find("test-key"), std::string::npos) << fleet.text;
   EXPECT_NE(fleet.text.find("1 worker(s)"), std::string::npos) << fleet.text;
 
-  // No worker has this key: the job waits, and cancelling it ends it.
+  // No worker has this key: the job waits, says so, and cancelling it ends it.
   Output waiting = RunCli("jobs submit " + P("mm.tf") + " --device-key nobody --trials 8 --job-id stuck" + client_);
   ASSERT_EQ(waiting.code, 0) << waiting.text;
+  EXPECT_NE(waiting.text.find("warning: no connected worker serves device key 'nobody' (served keys: test-key)"),
+            std::string::npos)
+      << waiting.text;
   Output cancel = RunCli("jobs cancel stuck" + client_);
   ASSERT_EQ(cancel.code, 0) << cancel.text;
   EXPECT_TRUE(std::regex_search(cancel.text, std::regex("stuck +cancelled"))) << cancel.text;
   Output cancelled = RunCli("jobs list --status cancelled" + client_);
   EXPECT_NE(cancelled.text.find("stuck"), std::string::npos) << cancelled.text;
+}
+
+// A mistyped device key: the reply and `jobs get` say at once that no worker
+// serves it and which keys the fleet serves; after [limits] device_key_wait_s
+// the job fails saying why.
+TEST_F(FleetCli, AJobOnAKeyNoWorkerServesSaysSoAndFailsAfterTheWait) {
+  daemon_.reset();
+  port_ = FreePort();
+  DaemonOptions o;
+  o.tls = false;
+  o.extra_toml = "device_key_wait_s = 2\n";  // appended to [limits]
+  daemon_ = StartDaemon(WriteFleetConfig(dir_, port_, dir_ / "farm.db", o), dir_ / "daemon2.log");
+  client_ = " --insecure --tuner 127.0.0.1:" + std::to_string(port_) + " --token-file " + P("client.token");
+  WorkerOptions wo;
+  wo.tls = false;
+  wo.device_key = "cpu-znver4";
+  worker_ = StartWorker(dir_, port_, wo, dir_ / "worker.log");
+  Output fleet;
+  for (int i = 0; i < 100 && fleet.text.find("1 worker(s)") == std::string::npos; ++i) {
+    if (i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    fleet = RunCli("fleet status" + client_);
+  }
+  ASSERT_NE(fleet.text.find("1 worker(s)"), std::string::npos) << fleet.text << worker_->Log();
+
+  Output submit = RunCli("jobs submit " + P("mm.tf") + " --device-key cpu-znvr4 --trials 8 --job-id typo" + client_);
+  ASSERT_EQ(submit.code, 0) << submit.text;  // accepted: a worker may still be starting
+  EXPECT_NE(submit.text.find("warning: no connected worker serves device key 'cpu-znvr4' (served keys: cpu-znver4)"),
+            std::string::npos)
+      << submit.text;
+  Output get = RunCli("jobs get typo" + client_);
+  EXPECT_TRUE(std::regex_search(get.text, std::regex("typo +pending"))) << get.text;
+  EXPECT_NE(get.text.find("warning: no connected worker serves device key 'cpu-znvr4'"), std::string::npos) << get.text;
+
+  for (int i = 0; i < 100 && get.text.find("failed") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    get = RunCli("jobs get typo" + client_);
+  }
+  EXPECT_TRUE(std::regex_search(get.text, std::regex("typo +failed"))) << get.text << daemon_->Log();
+  EXPECT_NE(get.text.find("error: no worker served device key 'cpu-znvr4' within 2 s; served keys: cpu-znver4"),
+            std::string::npos)
+      << get.text;
+  EXPECT_EQ(get.text.find("warning:"), std::string::npos) << get.text;
 }
 
 TEST_F(FleetCli, ClientMistakesGetClearMessages) {

@@ -1,6 +1,7 @@
 // JobManager over a FleetDispatcher with in-process fake workers: a job on a
 // heterogeneous fleet is tuned for its workers' CPU and its records carry
-// their fingerprint; cancel and drain keep what was measured.
+// their fingerprint; cancel and drain keep what was measured; a job on a key
+// no worker serves warns, waits without a running slot, and fails in time.
 #include "tunefarm/tuner/job_manager.h"
 
 #include <gtest/gtest.h>
@@ -242,6 +243,79 @@ TEST_F(JobManagerTest, AJobWithAnOlderWorkerSearchesWithoutPadding) {
   older.erase("pad_input");
   EXPECT_EQ(padded_records("older", older), 0);
   EXPECT_GT(padded_records("upgraded", {ReplayedInstructionNames().begin(), ReplayedInstructionNames().end()}), 0);
+}
+
+// A job on a device key no worker serves (a typo) says so at once, waits
+// pending without the one running slot, so a job whose key is served runs
+// meanwhile, and starts when a worker of its key joins.
+TEST_F(JobManagerTest, AJobOnAnUnservedKeyWarnsAndWaitsWithoutASlot) {
+  FleetDispatcher fleet;
+  WorkerInfo served = ArmBoard();
+  served.device_key = "cpu-znver4";
+  FakeWorker worker(&fleet, served);
+  JobManagerOptions options;
+  options.max_running_jobs = 1;
+  JobManager jobs(db_.get(), &fleet, options);
+  auto typo = jobs.Submit(SmallJob("cpu-znvr4", 8), "typo");
+  ASSERT_TRUE(typo.ok()) << typo.status().ToString();
+  EXPECT_EQ(typo->state.status, database::JobStatus::kPending);
+  EXPECT_EQ(typo->warning, "no connected worker serves device key 'cpu-znvr4' (served keys: cpu-znver4); the job "
+                           "waits up to 600 s for one, pending, without taking a running slot");
+  // Its thread is past the point where it would take the slot.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_TRUE(jobs.Submit(SmallJob("cpu-znver4", 8), "served").ok());
+  JobView done = WaitEnded(jobs, "served");
+  EXPECT_EQ(done.state.status, database::JobStatus::kDone) << done.state.error;
+  EXPECT_TRUE(done.warning.empty()) << done.warning;
+  JobView waiting = *jobs.Get("typo");
+  EXPECT_EQ(waiting.state.status, database::JobStatus::kPending);
+  EXPECT_NE(waiting.warning.find("'cpu-znvr4'"), std::string::npos) << waiting.warning;
+
+  WorkerInfo late = served;
+  late.device_key = "cpu-znvr4";
+  late.hostname = "board-9";
+  FakeWorker joined(&fleet, late);
+  done = WaitEnded(jobs, "typo");
+  EXPECT_EQ(done.state.status, database::JobStatus::kDone) << done.state.error;
+  EXPECT_EQ(done.state.trials_done, 8);
+  EXPECT_TRUE(done.warning.empty()) << done.warning;
+}
+
+// With no worker of its key within device_key_wait_s, the job fails naming
+// the key and the keys the fleet serves; a job whose key is served gets no warning.
+TEST_F(JobManagerTest, AJobWhoseKeyStaysUnservedFailsAfterTheWaitLimit) {
+  FleetDispatcher fleet;
+  JobManagerOptions options;
+  options.device_key_wait_s = 0.3;
+  JobManager jobs(db_.get(), &fleet, options);
+  auto alone = jobs.Submit(SmallJob("cpu-znvr4", 8), "no-fleet");
+  ASSERT_TRUE(alone.ok());
+  EXPECT_NE(alone->warning.find("(served keys: none (no worker is connected))"), std::string::npos) << alone->warning;
+  EXPECT_NE(alone->warning.find("waits up to 0.3 s"), std::string::npos) << alone->warning;
+
+  WorkerInfo served = ArmBoard();
+  served.device_key = "cpu-znver4";
+  FakeWorker worker(&fleet, served);
+  auto typo = jobs.Submit(SmallJob("cpu-znvr4", 8), "typo");
+  ASSERT_TRUE(typo.ok());
+  JobView failed = WaitEnded(jobs, "typo");
+  EXPECT_EQ(failed.state.status, database::JobStatus::kFailed);
+  EXPECT_EQ(failed.state.error, "no worker served device key 'cpu-znvr4' within 0.3 s; served keys: cpu-znver4");
+  EXPECT_TRUE(failed.warning.empty()) << failed.warning;
+  EXPECT_EQ(failed.state.trials_done, 0);
+  // Stored (just after the view changes): a restarted daemon says it too.
+  std::string stored;
+  for (int i = 0; i < 100 && stored.empty(); ++i) {
+    if (i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    stored = (*db_->GetJob("typo"))->error;
+  }
+  EXPECT_EQ(stored, failed.state.error);
+  EXPECT_EQ(WaitEnded(jobs, "no-fleet").state.status, database::JobStatus::kFailed);
+
+  auto fine = jobs.Submit(SmallJob("cpu-znver4", 8), "fine");
+  ASSERT_TRUE(fine.ok());
+  EXPECT_TRUE(fine->warning.empty()) << fine->warning;
+  EXPECT_EQ(WaitEnded(jobs, "fine").state.status, database::JobStatus::kDone);
 }
 
 TEST_F(JobManagerTest, InvalidSpecsNameTheField) {

@@ -4,7 +4,8 @@
 //   [tls]     ca, cert, key                       (PEM paths, relative to the file)
 //   [auth]    client_tokens, worker_tokens        (lists of bearer tokens)
 //   [limits]  max_message_mib, max_in_flight_per_worker, heartbeat_ms, lease_ms,
-//             compile_cache_entries, max_running_jobs, drain_timeout_s
+//             compile_cache_entries, max_running_jobs, drain_timeout_s,
+//             device_key_wait_s
 //   [builders] tuner_built, build_threads         (device keys whose candidates the daemon compiles)
 //
 // Unknown keys and wrong types are errors naming the file, line and key, so a
@@ -27,6 +28,7 @@ struct FleetLimits {
   int compile_cache_entries = 256;
   int max_running_jobs = 8;
   double drain_timeout_s = 30;        // SIGTERM: how long in-flight batches may finish
+  double device_key_wait_s = 600;     // a job whose device key no worker serves fails after this
 };
 
 // Where each device key's candidates are compiled. By default on the worker

@@ -63,13 +63,13 @@ struct WorkerInfo {
   // it for every worker that dials in, an older worker's included.
   std::set<std::string> trace_instructions;
   std::string tunefarm_version;  // as the worker reported it
+  // The worker's device invents its times (a test device): its results are
+  // recorded as synthetic, never ranked or served (database record.h).
+  bool synthetic = false;
 };
 
 // One candidate sent to a worker, with the options of its batch.
 struct Dispatch {
-  // The worker's device invents its times (a test device): its results are
-  // recorded as synthetic, never ranked or served (database record.h).
-  bool synthetic = false;
   std::vector<MeasureInput> inputs;
   MeasureOptions options;
   std::string request_id;

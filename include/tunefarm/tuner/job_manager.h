@@ -1,7 +1,9 @@
 // JobManager: the daemon's tuning jobs.
 //
 // A job is a set of workloads, a target, a device key and a trial budget. It
-// is stored in the tuning log's job table when submitted, runs a TuningLoop
+// is stored in the tuning log's job table when submitted, waits (pending,
+// holding no running slot) until a worker of its device key is connected,
+// failing after JobManagerOptions::device_key_wait_s, then runs a TuningLoop
 // on its own thread measuring through the fleet (FleetMeasurer; wrapped in a
 // TunerSideBuildMeasurer when its device key is tuner-built), and updates
 // its stored state after every batch. Its measurements are ordinary records,
@@ -63,12 +65,19 @@ struct JobView {
   std::vector<TaskStatus> tasks;  // empty until the job has started
   double elapsed_s = 0, eta_s = 0;
   uint64_t version = 0;           // grows on every change
+  // Set while the job waits for a worker of its device key (none connected):
+  // names the key and the keys the fleet serves. Not stored in the log.
+  std::string warning;
   bool finished() const;
 };
 
 struct JobManagerOptions {
   std::string config_dir;   // sketch rule sets
   int max_running_jobs = 8; // more wait as pending
+  // How long a job waits for a worker of its device key when none is
+  // connected ([limits] device_key_wait_s), pending and without a running
+  // slot, before it fails naming the key and the keys the fleet serves.
+  double device_key_wait_s = 600;
   // Device keys whose candidates the daemon builds and sends to the workers as
   // objects (fleet.toml [builders] tuner_built), and how it builds them.
   std::set<std::string> tuner_built_device_keys;
@@ -105,6 +114,12 @@ class JobManager {
   struct Job;
   void Start(std::shared_ptr<Job> job);
   void RunJob(std::shared_ptr<Job> job);
+  // Waits, holding no running slot, until a worker of the job's key is
+  // connected; FailedPrecondition naming the key once device_key_wait_s
+  // passes. OK also when the job is stopped meanwhile.
+  Status WaitForDeviceKey(Job& job);
+  // The warning of a job whose key no connected worker serves.
+  std::string UnservedKeyWarning(const std::string& device_key);
   Status Store(Job& job);  // writes state to the log; requires the job's lock not held
 
   database::Database* db_;
