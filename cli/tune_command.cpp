@@ -114,7 +114,7 @@ int Tune(const TuneOptionsCli& o) {
     }
     tasks.push_back(std::move(task).value());
   }
-  auto target = Target::Parse(o.target);
+  auto target = ParseTargetField("--target", o.target);
   if (!target.ok()) {
     fmt::print(stderr, "error: {}\n", target.status().message());
     return kExitUserError;

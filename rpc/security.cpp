@@ -4,23 +4,37 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string_view>
+
+#include "tunefarm/common/quote.h"
 
 namespace tunefarm::rpc {
 
 namespace {
 
+// Messages name the absolute path, not the one as written: a relative path
+// in a config file or on the command line resolves against a folder the
+// reader of the message may not know.
 Result<std::string> ReadPem(const std::string& path, const char* what) {
   if (path.empty()) return Status::InvalidArgument(std::string("no ") + what + " file configured");
+  std::error_code ec;
+  std::string shown = std::filesystem::absolute(path, ec).lexically_normal().string();
+  if (ec) shown = path;
   std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound(std::string("cannot read the ") + what + " file '" + path + "'");
+  if (!in) {
+    int err = errno;
+    return Status::NotFound(std::string("cannot read the ") + what + " file '" + shown + "': " + std::strerror(err));
+  }
   std::stringstream ss;
   ss << in.rdbuf();
   std::string pem = ss.str();
   if (pem.find("-----BEGIN") == std::string::npos) {
-    return Status::InvalidArgument(std::string("the ") + what + " file '" + path + "' is not PEM");
+    return Status::InvalidArgument(std::string("the ") + what + " file '" + shown + "' is not PEM");
   }
   return pem;
 }
@@ -201,7 +215,8 @@ grpc::Status ToGrpc(const Status& status) {
     case StatusCode::kUnauthenticated: code = G::UNAUTHENTICATED; break;
     case StatusCode::kUnavailable: code = G::UNAVAILABLE; break;
   }
-  return grpc::Status(code, status.message());
+  // Bounded: gRPC refuses a status message that does not fit its metadata.
+  return grpc::Status(code, LimitMessage(status.message()));
 }
 
 Status FromGrpc(const grpc::Status& status) {

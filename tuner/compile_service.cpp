@@ -6,6 +6,7 @@
 #include <chrono>
 #include <utility>
 
+#include "tunefarm/common/quote.h"
 #include "tunefarm/compiler/lower.h"
 #include "tunefarm/compiler/workload_parser.h"
 
@@ -13,7 +14,9 @@ namespace tunefarm::tuner {
 
 namespace {
 
-grpc::Status Invalid(const std::string& message) { return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, message); }
+grpc::Status Invalid(const std::string& message) {
+  return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, LimitMessage(message));
+}
 
 // A validated request.
 struct CompileJob {
@@ -128,7 +131,10 @@ grpc::Status CompileServiceImpl::Compile(grpc::ServerContext* context, const v1:
     if (!start_tuning_) return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "this daemon cannot tune");
     if (request->device_key().empty()) return Invalid("device_key is required with tune_on_miss");
   }
-  if (request->has_fingerprint()) job.fingerprint = FingerprintFromProto(request->fingerprint());
+  if (request->has_fingerprint()) {
+    if (Status fp_ok = CheckFingerprint(request->fingerprint(), "fingerprint"); !fp_ok.ok()) return rpc::ToGrpc(fp_ok);
+    job.fingerprint = FingerprintFromProto(request->fingerprint());
+  }
 
   switch (request->workload_case()) {
     case v1::CompileRequest::kWorkloadText: {

@@ -34,6 +34,9 @@ Daemon::~Daemon() { Drain(); }
 
 Status Daemon::Start() {
   TF_RETURN_IF_ERROR(rpc::ValidateFleetConfig(config_));
+  // Every file the server needs (TLS certificate, key, CA) is read before the
+  // log is opened: a daemon that cannot start leaves no new database behind.
+  TF_RETURN_IF_ERROR(rpc::MakeServerCredentials(config_.security, config_.listen).status());
   auto parts = std::make_unique<Parts>();
   database::OpenOptions open;
   open.power_safe = true;  // a daemon's log outlives power cuts too

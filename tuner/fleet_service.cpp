@@ -46,6 +46,7 @@ grpc::Status ValidateRegister(const v1::Register& reg) {
   if (reg.max_in_flight() < 1 || reg.max_in_flight() > 1024) {
     return Invalid("register.max_in_flight must be in 1..1024, got " + std::to_string(reg.max_in_flight()));
   }
+  if (Status fp = CheckFingerprint(reg.fingerprint(), "register.fingerprint"); !fp.ok()) return Invalid(fp.message());
   if (reg.targets_size() > 16) return Invalid("register.targets: at most 16");
   for (int i = 0; i < reg.targets_size(); ++i) {
     const std::string& t = reg.targets(i);

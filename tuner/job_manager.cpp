@@ -13,6 +13,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "tunefarm/common/quote.h"
 #include "tunefarm/compiler/target.h"
 #include "tunefarm/compiler/toolchain.h"
 #include "tunefarm/compiler/workload_parser.h"
@@ -85,6 +86,12 @@ std::string KeyList(const std::vector<std::string>& keys) {
 
 }  // namespace
 
+Status ValidateJobId(std::string_view id, std::string_view field) {
+  if (ValidId(std::string(id))) return Status::OK();
+  if (id.empty()) return Status::InvalidArgument(std::string(field) + ": is required");
+  return Status::InvalidArgument(std::string(field) + ": " + QuoteInput(id) + " is not a job id (use 1 to 64 of [A-Za-z0-9_.-])");
+}
+
 Status ValidateJobSpec(const JobSpec& spec) {
   if (spec.workloads.empty()) return Status::InvalidArgument("workloads: a job needs at least one workload");
   if (spec.workloads.size() > kMaxWorkloads) {
@@ -101,8 +108,8 @@ Status ValidateJobSpec(const JobSpec& spec) {
     auto w = ParseWorkload(spec.workloads[i], po);
     if (!w.ok()) return Status::InvalidArgument(w.status().message());
   }
-  auto target = Target::Parse(spec.target);
-  if (!target.ok()) return Status::InvalidArgument("target: " + target.status().message());
+  auto target = ParseTargetField("target", spec.target);
+  if (!target.ok()) return target.status();
   if (spec.device_key.empty()) return Status::InvalidArgument("device_key: required (the workers that measure the job)");
   for (char c : spec.device_key) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.' && c != ':') {
@@ -180,7 +187,7 @@ Status JobManager::Store(Job& job) {
 Result<JobView> JobManager::Submit(const JobSpec& spec, std::string job_id) {
   TF_RETURN_IF_ERROR(ValidateJobSpec(spec));
   if (job_id.empty()) job_id = "job-" + database::NewRecordUid().substr(16);
-  if (!ValidId(job_id)) return Status::InvalidArgument("job_id: use 1 to 64 of [A-Za-z0-9_.-]");
+  TF_RETURN_IF_ERROR(ValidateJobId(job_id));
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (draining_) return Status::Unavailable("the daemon is shutting down; submit the job again after its restart");

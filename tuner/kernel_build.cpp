@@ -65,8 +65,11 @@ class ScratchDir {
   std::string path_;
 };
 
-// Links an object into a shared library that finds the runtime by rpath;
-// returns the library's bytes.
+// Links an object into a shared library; returns the library's bytes. The
+// library needs libtunefarm_runtime.so and looks for it beside itself
+// (RUNPATH $ORIGIN) and then where the loader looks (the installed lib
+// folder, LD_LIBRARY_PATH). It names no folder of the machine that linked it:
+// the daemon's build or install tree means nothing where the library runs.
 Result<std::string> LinkShared(const std::string& object_bytes, const std::string& runtime_dir) {
   std::string runtime = runtime_dir.empty() ? DefaultRuntimeLibraryDir() : runtime_dir;
   if (runtime.empty() || !fs::exists(fs::path(runtime) / "libtunefarm_runtime.so")) {
@@ -82,7 +85,7 @@ Result<std::string> LinkShared(const std::string& object_bytes, const std::strin
     if (!obj) return Status::IOError("cannot write " + object);
   }
   std::string cmd = "cc -shared -o " + ShellQuote(library) + " " + ShellQuote(object) + " -L" + ShellQuote(runtime) +
-                    " -ltunefarm_runtime -Wl,-rpath," + ShellQuote(runtime) + " -lm";
+                    " -ltunefarm_runtime -Wl,-rpath,'$ORIGIN' -lm";
   if (std::system(cmd.c_str()) != 0) return Status::IOError("linking a shared library failed: " + cmd);
   std::ifstream in(library, std::ios::binary);
   std::stringstream bytes;

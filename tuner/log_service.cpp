@@ -6,11 +6,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <unordered_set>
 #include <utility>
 
+#include "tunefarm/common/quote.h"
 #include "tunefarm/tuner/kernel_build.h"
 
 namespace tunefarm::tuner {
@@ -121,19 +123,64 @@ Status CheckWorkloadHash(const std::string& hash, const char* field) {
   }
   for (char c : hash) {
     bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '-';
-    if (!ok) return Status::InvalidArgument(std::string(field) + " '" + hash + "' is not a structural hash");
+    if (!ok) return Status::InvalidArgument(std::string(field) + " " + QuoteInput(hash) + " is not a structural hash");
   }
   return Status::OK();
 }
 
 Result<Target> ParseRequestTarget(const std::string& text, const char* field) {
-  if (text.size() > kMaxTargetBytes) {
-    return Status::InvalidArgument(std::string(field) + " is " + std::to_string(text.size()) +
-                                   " bytes long (at most " + std::to_string(kMaxTargetBytes) + ")");
+  return ParseTargetField(field, text.empty() ? "llvm" : text);
+}
+
+namespace {
+
+// Names as LLVM and the fingerprint write them: "x86_64", "znver4", "+avx512f".
+bool IsNameChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '+' || c == '-';
+}
+
+Status CheckName(const std::string& value, const std::string& field, size_t max_chars, bool required) {
+  if (required && value.empty()) return Status::InvalidArgument(field + ": is empty");
+  if (value.size() > max_chars) {
+    return Status::InvalidArgument(field + ": " + QuoteInput(value) + " is longer than " + std::to_string(max_chars) +
+                                   " characters");
   }
-  auto target = Target::Parse(text.empty() ? "llvm" : text);
-  if (!target.ok()) return Status::InvalidArgument(std::string(field) + ": " + target.status().message());
-  return target;
+  for (char c : value) {
+    if (!IsNameChar(c)) {
+      return Status::InvalidArgument(field + ": " + QuoteInput(value) + " may hold only letters, digits and _ . + -");
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status CheckFingerprint(const v1::HardwareFingerprint& fingerprint, const std::string& field) {
+  TF_RETURN_IF_ERROR(CheckName(fingerprint.isa(), field + ".isa", 32, false));
+  TF_RETURN_IF_ERROR(CheckName(fingerprint.arch(), field + ".arch", 64, false));
+  if (fingerprint.features_size() > kMaxFingerprintFeatures) {
+    return Status::InvalidArgument(field + ".features: at most " + std::to_string(kMaxFingerprintFeatures) +
+                                   ", got " + std::to_string(fingerprint.features_size()));
+  }
+  for (int i = 0; i < fingerprint.features_size(); ++i) {
+    TF_RETURN_IF_ERROR(
+        CheckName(fingerprint.features(i), field + ".features[" + std::to_string(i) + "]", 64, true));
+  }
+  if (fingerprint.cores() < 0 || fingerprint.cores() > kMaxFingerprintCores) {
+    return Status::InvalidArgument(field + ".cores: must be in 0.." + std::to_string(kMaxFingerprintCores) +
+                                   ", got " + std::to_string(fingerprint.cores()));
+  }
+  const std::string& toolchain = fingerprint.toolchain();
+  if (toolchain.size() > 128) {
+    return Status::InvalidArgument(field + ".toolchain: " + QuoteInput(toolchain) + " is longer than 128 characters");
+  }
+  for (char c : toolchain) {
+    if (c < 0x20 || c > 0x7e) {
+      return Status::InvalidArgument(field + ".toolchain: " + QuoteInput(toolchain) +
+                                     " may hold only printable ASCII characters");
+    }
+  }
+  return Status::OK();
 }
 
 // ---------------------------------------------------------------- TuningLogServiceImpl
@@ -153,7 +200,10 @@ grpc::Status TuningLogServiceImpl::GetBest(grpc::ServerContext* context, const v
   auto target = ParseRequestTarget(request->target(), "target");
   if (!target.ok()) return rpc::ToGrpc(target.status());
   std::optional<database::HardwareFingerprint> fingerprint;
-  if (request->has_fingerprint()) fingerprint = FingerprintFromProto(request->fingerprint());
+  if (request->has_fingerprint()) {
+    if (Status fp_ok = CheckFingerprint(request->fingerprint(), "fingerprint"); !fp_ok.ok()) return rpc::ToGrpc(fp_ok);
+    fingerprint = FingerprintFromProto(request->fingerprint());
+  }
   auto best = log_.GetBest(request->workload_hash(), KernelRecordTarget(*target, fingerprint));
   if (!best.ok()) return rpc::ToGrpc(best.status());
   response->set_level(std::string(database::FallbackLevelName(best->best.level)));

@@ -1,6 +1,7 @@
 // The Tuner gRPC service (tuner_service.h): thin handlers over JobManager.
 #include "tunefarm/tuner/tuner_service.h"
 
+#include "tunefarm/common/quote.h"
 #include "tunefarm/compiler/trace.h"
 #include "tunefarm/database/database.h"
 
@@ -62,7 +63,7 @@ grpc::Status TunerServiceImpl::SubmitJob(grpc::ServerContext* context, const v1:
 grpc::Status TunerServiceImpl::GetJob(grpc::ServerContext* context, const v1::GetJobRequest* request,
                                       v1::Job* response) {
   if (auto auth = rpc::Authorize(*context, security_, rpc::Role::kClient); !auth.ok()) return auth;
-  if (request->job_id().empty()) return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "job_id is required");
+  if (Status id = ValidateJobId(request->job_id()); !id.ok()) return rpc::ToGrpc(id);
   auto view = jobs_->Get(request->job_id());
   if (!view.ok()) return rpc::ToGrpc(view.status());
   *response = ToProto(*view);
@@ -77,7 +78,8 @@ grpc::Status TunerServiceImpl::ListJobs(grpc::ServerContext* context, const v1::
     auto parsed = database::ParseJobStatus(request->status());
     if (!parsed.ok()) {
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                          "status '" + request->status() + "' is not one of pending, running, done, failed, cancelled");
+                          "status " + QuoteInput(request->status()) +
+                              " is not one of pending, running, done, failed, cancelled");
     }
     status = *parsed;
   }
@@ -90,7 +92,7 @@ grpc::Status TunerServiceImpl::ListJobs(grpc::ServerContext* context, const v1::
 grpc::Status TunerServiceImpl::WatchJob(grpc::ServerContext* context, const v1::GetJobRequest* request,
                                         grpc::ServerWriter<v1::Job>* writer) {
   if (auto auth = rpc::Authorize(*context, security_, rpc::Role::kClient); !auth.ok()) return auth;
-  if (request->job_id().empty()) return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "job_id is required");
+  if (Status id = ValidateJobId(request->job_id()); !id.ok()) return rpc::ToGrpc(id);
   uint64_t seen = 0;
   bool first = true;
   while (!context->IsCancelled()) {
@@ -109,7 +111,7 @@ grpc::Status TunerServiceImpl::WatchJob(grpc::ServerContext* context, const v1::
 grpc::Status TunerServiceImpl::CancelJob(grpc::ServerContext* context, const v1::GetJobRequest* request,
                                          v1::Job* response) {
   if (auto auth = rpc::Authorize(*context, security_, rpc::Role::kClient); !auth.ok()) return auth;
-  if (request->job_id().empty()) return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "job_id is required");
+  if (Status id = ValidateJobId(request->job_id()); !id.ok()) return rpc::ToGrpc(id);
   auto view = jobs_->Cancel(request->job_id());
   if (!view.ok()) return rpc::ToGrpc(view.status());
   *response = ToProto(*view);

@@ -132,6 +132,7 @@ class ServiceHarness {
   database::LayeredDatabase& db() { return *db_; }
   const rpc::ClientSecurity& client() const { return client_; }
   std::shared_ptr<grpc::Channel> channel() const { return channel_; }
+  grpc::Server* server() const { return server_.server.get(); }
   std::string File(const std::string& name) const { return dir_ + "/" + name; }
 
  private:

@@ -1,6 +1,8 @@
 // Starting a gRPC server the way every tunefarm daemon does: credentials from
-// ServerSecurity, message-size limits, keepalive, and the standard health
-// service (grpc.health.v1.Health) reporting SERVING once started.
+// ServerSecurity, message-size limits, keepalive, server reflection
+// (grpc.reflection.v1alpha.ServerReflection), and the standard health service
+// (grpc.health.v1.Health) reporting SERVING once started, for the server ("")
+// and for each tunefarm service by its full name ("tunefarm.v1.Tuner").
 #pragma once
 
 #include <memory>
@@ -24,7 +26,12 @@ struct RunningServer {
 Result<RunningServer> StartServer(const std::string& listen_address, const ServerSecurity& security,
                                   int max_message_bytes, const std::vector<grpc::Service*>& services);
 
-// Marks the server NOT_SERVING in its health service (a draining daemon).
+// Marks the server and each of its services NOT_SERVING in its health
+// service (a draining daemon).
 void SetNotServing(grpc::Server* server);
+
+// The full name of a tunefarm service ("tunefarm.v1.Compile"), or "" for a
+// service that is not one of tunefarm.v1's.
+std::string ServiceName(const grpc::Service* service);
 
 }  // namespace tunefarm::rpc

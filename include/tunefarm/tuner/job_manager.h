@@ -24,6 +24,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -55,6 +56,10 @@ struct JobSpec {
 // Checks a spec (workloads parse, target parses, ranges). InvalidArgument
 // names the field: "workloads[1]: <file:line:col: message>".
 Status ValidateJobSpec(const JobSpec& spec);
+// A job id as every Tuner call takes it (SubmitJob's job_id, GetJob, WatchJob,
+// CancelJob): 1 to 64 of [A-Za-z0-9_.-]. InvalidArgument naming `field` and
+// quoting the value, bounded (common/quote.h).
+Status ValidateJobId(std::string_view id, std::string_view field = "job_id");
 std::string JobSpecToJson(const JobSpec& spec);
 Result<JobSpec> JobSpecFromJson(const std::string& json);
 

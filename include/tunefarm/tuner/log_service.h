@@ -59,7 +59,7 @@ database::HardwareFingerprint FingerprintFromProto(const v1::HardwareFingerprint
 inline constexpr int kMaxTopK = 1000;
 inline constexpr size_t kExportChunkBytes = 1 << 20;  // ExportChunk.jsonl is at most this
 inline constexpr size_t kMaxHashBytes = 128;           // workload_hash (16 hex digits in practice)
-inline constexpr size_t kMaxTargetBytes = 4096;        // target strings
+inline constexpr size_t kMaxTargetBytes = kMaxTargetTextBytes;  // target strings
 
 class TuningLogServiceImpl final : public v1::TuningLog::Service {
  public:
@@ -88,7 +88,16 @@ class TuningLogServiceImpl final : public v1::TuningLog::Service {
 // Shared request checks (also used by the Compile service). Each returns
 // INVALID_ARGUMENT naming `field` on failure.
 Status CheckWorkloadHash(const std::string& hash, const char* field);
-// Parses a target string; empty means "llvm" (this host).
+// Parses a target string (ParseTargetField); empty means "llvm" (this host).
 Result<Target> ParseRequestTarget(const std::string& text, const char* field);
+// A caller's hardware fingerprint (`field` is e.g. "fingerprint" or
+// "register.fingerprint"): isa at most 32 and arch at most 64 characters of
+// letters, digits and _ . + -; at most kMaxFingerprintFeatures features of 1
+// to 64 such characters; cores in 0..kMaxFingerprintCores (0: unknown);
+// toolchain at most 128 printable ASCII characters. Errors name the field
+// ("fingerprint.cores: must be in 0..1048576, got -4").
+Status CheckFingerprint(const v1::HardwareFingerprint& fingerprint, const std::string& field);
+inline constexpr int kMaxFingerprintFeatures = 1024;
+inline constexpr int64_t kMaxFingerprintCores = 1 << 20;
 
 }  // namespace tunefarm::tuner

@@ -1,0 +1,84 @@
+// `tunefarm tune` and `tunefarm compile` refuse a target nothing can compile
+// with the message every entry gives (ParseTargetField), before touching the
+// log or writing anything; and a library from `compile --shared` names no
+// folder of the machine that built it.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "../elf_dynamic.h"
+#include "../run_command.h"
+#include "tunefarm/compiler/target.h"
+
+namespace tunefarm {
+namespace {
+
+namespace fs = std::filesystem;
+
+testing_support::CommandOutput RunTunefarm(const std::string& args) {
+  return testing_support::RunCommand(std::string(TUNEFARM_BINARY_DIR) + "/cli/tunefarm " + args);
+}
+
+class TargetAndLibraryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("tunefarm_cli_target_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+    std::ofstream(dir_ / "mm.tf") << "workload mm(M = 32, N = 16, K = 8) {\n"
+                                     "  A = input f32[M, K]\n  B = input f32[K, N]\n"
+                                     "  C[i, j] = sum(k: K) A[i, k] * B[k, j]\n  output C\n}\n";
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  std::string P(const std::string& name) const { return (dir_ / name).string(); }
+  fs::path dir_;
+};
+
+TEST_F(TargetAndLibraryTest, TuneAndCompileRefuseAnUnknownTripleAsTheServicesDo) {
+  auto expected = ParseTargetField("--target", "llvm -mtriple=banana");
+  ASSERT_FALSE(expected.ok());
+  const std::string message = "error: " + expected.status().message();
+  EXPECT_NE(message.find("--target: unknown triple 'banana' in 'llvm -mtriple=banana'"), std::string::npos) << message;
+
+  auto tune = RunTunefarm("tune " + P("mm.tf") + " --target 'llvm -mtriple=banana' --trials 4 --db " + P("log.db"));
+  EXPECT_EQ(tune.code, 1) << tune.text;
+  EXPECT_NE(tune.text.find(message), std::string::npos) << tune.text;
+  EXPECT_FALSE(fs::exists(P("log.db"))) << "tune opened a log for a target it cannot tune";
+
+  auto compile = RunTunefarm("compile " + P("mm.tf") + " --target 'llvm -mtriple=banana' -o " + P("mm.o"));
+  EXPECT_EQ(compile.code, 1) << compile.text;
+  EXPECT_NE(compile.text.find(message), std::string::npos) << compile.text;
+  EXPECT_FALSE(fs::exists(P("mm.o")));
+
+  // A CUDA target parses but has no code generator: refused the same way by both.
+  auto cuda = RunTunefarm("compile " + P("mm.tf") + " --target 'cuda -arch=sm_90' -o " + P("mm.o"));
+  EXPECT_EQ(cuda.code, 1) << cuda.text;
+  EXPECT_NE(cuda.text.find("--target: 'cuda -arch=sm_90' is a cuda target"), std::string::npos) << cuda.text;
+}
+
+TEST_F(TargetAndLibraryTest, ASharedLibraryNamesNoBuildOrSourceFolder) {
+  auto out = RunTunefarm("compile " + P("mm.tf") + " --shared -o " + P("mm.so"));
+  ASSERT_EQ(out.code, 0) << out.text;
+  elf_test::DynamicSection dynamic = elf_test::ReadDynamicSection(P("mm.so"));
+  ASSERT_TRUE(dynamic.error.empty()) << dynamic.error;
+  EXPECT_TRUE(dynamic.rpath.empty()) << dynamic.rpath.front();
+  for (const std::string& path : dynamic.runpath) {
+    EXPECT_EQ(path.find(TUNEFARM_BINARY_DIR), std::string::npos) << "RUNPATH " << path;
+    EXPECT_EQ(path.find(TUNEFARM_SOURCE_DIR), std::string::npos) << "RUNPATH " << path;
+    EXPECT_EQ(path, "$ORIGIN");
+  }
+  // What `readelf -d` shows a user: no folder of this machine either.
+  auto readelf = testing_support::RunCommand("readelf -d " + P("mm.so"));
+  if (readelf.code == 0) {
+    EXPECT_EQ(readelf.text.find(TUNEFARM_BINARY_DIR), std::string::npos) << readelf.text;
+    EXPECT_EQ(readelf.text.find(TUNEFARM_SOURCE_DIR), std::string::npos) << readelf.text;
+  }
+}
+
+}  // namespace
+}  // namespace tunefarm
