@@ -163,7 +163,8 @@ void AddWorkerCommand(CLI::App& app, int* exit_code) {
       "  tunefarm worker --tuner tuner.lab:7878 --ca fleet-ca.pem --cert worker.pem --key worker.key\n"
       "  tunefarm worker --tuner 127.0.0.1:7878 --insecure --token-file ~/.config/tunefarm/worker-token\n"
       "  tunefarm worker --tuner 127.0.0.1:7878 --insecure --token-file token --device test --max-in-flight 64\n"
-      "      a TEST DEVICE: instant synthetic timings, for dispatch benchmarks and fault tests\n\n"
+      "      a TEST DEVICE: instant synthetic timings, for dispatch benchmarks and fault tests; the\n"
+      "      tuner records them as synthetic and never serves them as tuned kernels\n\n"
       "Exit codes: 0 stopped by a signal, 1 usage or configuration error, 2 internal error.");
   cmd->add_option("--tuner", c->tuner, "HOST:PORT of the tuner daemon's Fleet service (required)")
       ->type_name("HOST:PORT");
@@ -179,7 +180,7 @@ void AddWorkerCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_option("--hostname", c->hostname, "Name reported to the tuner (default: this machine's host name)");
   cmd->add_option("--ca", c->ca, "PEM: the CA certificate that signed the tuner's certificate")->type_name("FILE");
-  cmd->add_option("--cert", c->cert, "PEM: this worker's client certificate, signed by the fleet CA")
+  cmd->add_option("--cert", c->cert, "PEM: this worker's certificate, signed by the fleet CA with the worker role")
       ->type_name("FILE");
   cmd->add_option("--key", c->key, "PEM: the private key of --cert")->type_name("FILE");
   cmd->add_option("--token-file", c->token_file, "File holding the worker token (plaintext loopback tuners)")

@@ -121,8 +121,8 @@ Result<std::unique_ptr<FleetWorker>> FleetWorker::Create(FleetWorkerOptions o, s
   }
   if (!o.security.insecure && (o.security.cert.empty() || o.security.key.empty())) {
     return Status::InvalidArgument(
-        "over TLS a worker must present a client certificate signed by the fleet CA "
-        "(--cert and --key), or use --insecure with a loopback tuner");
+        "over TLS a worker must present a certificate signed by the fleet CA with the worker role "
+        "(--cert and --key; URI subjectAltName tunefarm:role=worker), or use --insecure with a loopback tuner");
   }
   // Builds a channel only to read and check the PEM files now, not at the
   // first connection attempt; Run makes a fresh channel per attempt.
