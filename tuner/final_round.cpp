@@ -1,6 +1,9 @@
-// The final round of a tuning job (TuneOptions::final_candidates): once the
-// search has spent its share of the budget, each task's fastest traces are
-// measured again until each has final_measurements records.
+// The closing round of a tuning job: once the search has spent its share of
+// the budget, each task's fastest traces are measured again -- until each has
+// final_measurements records (the final round, TuneOptions::final_candidates),
+// or, with the final round off, the fastest still measured once gets its
+// second measurement (confirm_best: a new best of the search's last batch
+// would otherwise end the job measured once).
 //
 // Why: a run ranks hundreds of kernels by one or two noisy measurements each.
 // Among kernels within a few percent of each other the one that leads is
@@ -9,6 +12,7 @@
 // builds, make both the kernel handed out and its figure the ones it earns.
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -24,6 +28,21 @@ namespace {
 
 bool FinalRoundOn(const TuneOptions& o) { return o.final_candidates > 0 && o.final_measurements > 1; }
 
+// What the closing round measures again, per task and round: the final
+// round's finalists, or, with it off and confirm_best on, the fastest trace
+// still measured once -- the last batch's new best first, so that no run ends
+// on a best measured once.
+struct ClosingPlan {
+  int candidates = 0;    // traces per task and round
+  int measurements = 0;  // records each ends with
+};
+
+std::optional<ClosingPlan> PlanOf(const TuneOptions& o) {
+  if (FinalRoundOn(o)) return ClosingPlan{o.final_candidates, o.final_measurements};
+  if (o.confirm_best) return ClosingPlan{1, 2};
+  return std::nullopt;
+}
+
 using TimesEntry = std::pair<const std::string, TraceTimes>;
 
 int RecordsOf(const std::map<std::string, int>& records, const std::string& text) {
@@ -36,19 +55,19 @@ int RecordsOf(const std::map<std::string, int>& records, const std::string& text
 // never one with a wrong result, nor the untuned default, whose one run can
 // take seconds, nor one this run's final round measured already.
 std::vector<const TimesEntry*> FastestOwing(const TraceTimesMap& times, const std::map<std::string, int>& records,
-                                            const std::set<std::string>& tried, const TuneOptions& o) {
+                                            const std::set<std::string>& tried, const ClosingPlan& o) {
   std::vector<const TimesEntry*> ranked;
   for (const TimesEntry& entry : times) {
     const TraceTimes& t = entry.second;
     if (t.wrong || t.count == 0 || t.trace.size() == 0 || tried.count(entry.first)) continue;
-    if (RecordsOf(records, entry.first) >= o.final_measurements) continue;
+    if (RecordsOf(records, entry.first) >= o.measurements) continue;
     ranked.push_back(&entry);
   }
   auto faster = [](const TimesEntry* a, const TimesEntry* b) {
     if (a->second.Mean() != b->second.Mean()) return a->second.Mean() < b->second.Mean();
     return a->second.fastest_id < b->second.fastest_id;
   };
-  const size_t keep = std::min(ranked.size(), size_t(std::max(0, o.final_candidates)));
+  const size_t keep = std::min(ranked.size(), size_t(std::max(0, o.candidates)));
   std::partial_sort(ranked.begin(), ranked.begin() + keep, ranked.end(), faster);
   ranked.resize(keep);
   return ranked;
@@ -57,7 +76,14 @@ std::vector<const TimesEntry*> FastestOwing(const TraceTimesMap& times, const st
 }  // namespace
 
 int TuningLoop::FinalReserve() const {
-  if (!FinalRoundOn(options_)) return 0;
+  if (!FinalRoundOn(options_)) {
+    // Two trials per task: the new best of the search's last batch, and the
+    // trace measured once that leads should that one fall back (they often
+    // do: a first time is the luckiest). At most a quarter of the budget, at
+    // least one trial when there are two.
+    if (!options_.confirm_best || options_.trials < 2) return 0;
+    return std::min(2 * int(states_.size()), std::max(1, options_.trials / 4));
+  }
   // Twice what the leaders owe: a leader measured again often falls back
   // behind a trace measured once, which then needs its own measurements.
   const int per_task = 2 * options_.final_candidates * (options_.final_measurements - 1);
@@ -66,8 +92,11 @@ int TuningLoop::FinalReserve() const {
   return std::min(per_task * int(states_.size()), options_.trials / 8);
 }
 
-Status TuningLoop::RunFinalRound(const std::atomic<bool>& stop, const std::function<void(size_t task)>& report) {
-  if (!FinalRoundOn(options_)) return Status::OK();
+Status TuningLoop::RunFinalRound(const std::atomic<bool>& stop,
+                                 const std::function<void(size_t task, bool final_round)>& report) {
+  const std::optional<ClosingPlan> plan = PlanOf(options_);
+  if (!plan) return Status::OK();
+  const bool final_round = FinalRoundOn(options_);
   // Rounds until the budget is spent: each measures every task's fastest
   // traces that still owe measurements, so that a trace overtaking the
   // leaders on one lucky measurement is measured next.
@@ -80,14 +109,14 @@ Status TuningLoop::RunFinalRound(const std::atomic<bool>& stop, const std::funct
       if (left <= 0) return Status::OK();  // a log at its budget: the final round is part of it
       TaskState& state = *states_[i];
       std::vector<std::pair<Candidate, int>> finalists;  // (program, measurements owed)
-      for (const TimesEntry* entry : FastestOwing(state.times, state.records, state.final_tried, options_)) {
+      for (const TimesEntry* entry : FastestOwing(state.times, state.records, state.final_tried, *plan)) {
         state.final_tried.insert(entry->first);
         // A record whose text is not the replayed trace's canonical form
         // (imported, written by hand) is left alone: its new records would be
         // another trace to the log.
         auto replayed = state.search->Replay(entry->second.trace);
         if (!replayed.ok() || replayed->trace.ToText() != entry->first) continue;
-        finalists.push_back({std::move(replayed).value(), options_.final_measurements - RecordsOf(state.records, entry->first)});
+        finalists.push_back({std::move(replayed).value(), plan->measurements - RecordsOf(state.records, entry->first)});
       }
       // Interleaved (A B C A B C): a slow stretch of the machine falls on
       // several kernels, not on one kernel's every measurement. Under a short
@@ -104,12 +133,14 @@ Status TuningLoop::RunFinalRound(const std::atomic<bool>& stop, const std::funct
       }
       if (batch.empty()) continue;
       const size_t n = batch.size();
-      status_[i].finalists += int(measured_finalists);
-      status_[i].final_trials += int(n);
+      if (final_round) {
+        status_[i].finalists += int(measured_finalists);
+        status_[i].final_trials += int(n);
+      }
       // Every one measures a trace again: recorded, not taught to the model.
       TF_RETURN_IF_ERROR(MeasureAndRecord(state, status_[i], std::move(batch), options_.measure, n));
       measured = true;
-      if (report) report(i);
+      if (report) report(i, final_round);
     }
   }
   return Status::OK();

@@ -337,7 +337,10 @@ void TuningLoop::NoteUnconfirmedBest(TaskState& state, const TaskStatus& status,
   const TraceTimes& best = state.times.at(status.best_trace);
   // Once per trace: a confirmation that failed (a timeout, a lost worker)
   // leaves the count at one, and must not repeat after every batch.
-  if (best.count != 1 || best.trace.size() == 0 || state.confirm_tried.count(status.best_trace)) return;
+  if (best.count != 1 || best.trace.size() == 0 || state.confirm_tried.count(status.best_trace) ||
+      state.final_tried.count(status.best_trace)) {
+    return;
+  }
   for (const Candidate& c : batch) {
     if (c.trace.ToText() == status.best_trace) state.unconfirmed_best = c;
   }
@@ -482,7 +485,27 @@ Status TuningLoop::Run(std::vector<TuneTask> tasks, const std::atomic<bool>& sto
     report(i, false);
   }
   if (stop) return Status::OK();
-  return RunFinalRound(stop, [&](size_t task) { report(task, true); });
+  TF_RETURN_IF_ERROR(RunFinalRound(stop, report));
+  return ConfirmLastBests(stop, report);
+}
+
+Status TuningLoop::ConfirmLastBests(const std::atomic<bool>& stop,
+                                    const std::function<void(size_t task, bool final_round)>& report) {
+  // The closing round's reserve covers two confirmations per task; a best that
+  // falls back when measured again can hand the lead to another trace
+  // measured once, and no job ends on such a best: it is measured again past
+  // the budget. Each trace at most once, so this ends.
+  for (size_t i = 0; i < states_.size(); ++i) {
+    TaskState& state = *states_[i];
+    while (state.unconfirmed_best && !stop) {
+      state.confirm_tried.insert(state.unconfirmed_best->trace.ToText());
+      std::vector<Candidate> batch{std::move(*state.unconfirmed_best)};
+      state.unconfirmed_best.reset();
+      TF_RETURN_IF_ERROR(MeasureAndRecord(state, status_[i], std::move(batch), options_.measure, 1));
+      if (report) report(i, false);
+    }
+  }
+  return Status::OK();
 }
 
 }  // namespace tunefarm::tuner

@@ -88,9 +88,15 @@ struct TuneOptions {
   // neither count as its trials nor set its best.
   bool synthetic = false;
   // Measure a new best again (one trial of the task's next batch, its own
-  // record; a best of the last batch stays measured once, and is measured
-  // first when the run is resumed; in a job of several workloads a task's
-  // best waits for the scheduler to pick that task again) so that it
+  // record; the search leaves two trials per task, at most a quarter of the
+  // budget, for the closing round, which measures again the fastest trace still
+  // measured once -- a best of the search's last batch first; should the
+  // best then still have one measurement (a confirmation fell back and
+  // handed the lead to another trace measured once), it is measured again
+  // past the budget, so no run that ends on its own ends on a best measured
+  // once; a run stopped early measures its best first when resumed; in a
+  // job of several workloads a task's best waits for the scheduler to pick
+  // that task again) so that it
   // ranks by the mean of two measurements, not by its luckiest one: among
   // kernels within a few percent of each other, the fastest single time is
   // mostly the one the machine's noise favoured. Off: nothing is measured
@@ -198,12 +204,19 @@ class TuningLoop {
   // was never measured again: the candidate of `batch` with its trace, else
   // its replay. With options_.confirm_best only; the untuned default never.
   void NoteUnconfirmedBest(TaskState& state, const TaskStatus& status, const std::vector<Candidate>& batch);
-  // The final round (TuneOptions::final_candidates), in final_round.cpp.
-  // Trials the search leaves for the final round.
+  // The closing round (the final round of TuneOptions::final_candidates, or
+  // the last confirmation of confirm_best), in final_round.cpp.
+  // Trials the search leaves for the closing round.
   int FinalReserve() const;
   // Measures each task's fastest traces again, round after round, while the
   // budget lasts; a finalist measured slower lets the next trace in.
-  Status RunFinalRound(const std::atomic<bool>& stop, const std::function<void(size_t task)>& report);
+  // `report(task, final_round)` after each measured batch.
+  Status RunFinalRound(const std::atomic<bool>& stop, const std::function<void(size_t task, bool final_round)>& report);
+  // Measures again, one at a time and past the budget if need be, each
+  // task's best while it has a single measurement (a confirmation that
+  // fell back hands the lead to another such trace).
+  Status ConfirmLastBests(const std::atomic<bool>& stop,
+                          const std::function<void(size_t task, bool final_round)>& report);
 
   TuneOptions options_;
   database::Database* db_;
