@@ -303,7 +303,8 @@ std::string KernelHeaderText(const Workload& w, const ir::PrimFunc& f, const Tar
     s += " * The measured time is of " + split->prepacked.name + " (constant inputs packed ahead); " + f.name +
          " also packs them in every call.\n";
   }
-  s += " * Buffers are dense, row-major, and should be 64-byte aligned. Link with -ltunefarm_runtime.\n";
+  s += " * Buffers are dense and row-major, at any alignment of their element type (a numpy array,\n";
+  s += " * malloc memory, a slice of either); 64-byte aligned ones are fastest. Link with -ltunefarm_runtime.\n";
   s += " * Returns 0 on success. */\n";
   s += "#ifndef " + guard + "\n#define " + guard + "\n\n#include <stdint.h>\n\n";
   s += "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";

@@ -9,6 +9,7 @@
 #include <random>
 
 #include "tunefarm/rpc/convert.h"
+#include "tunefarm/rpc/tls_probe.h"
 #include "tunefarm/v1/fleet.grpc.pb.h"
 
 namespace tunefarm {
@@ -30,6 +31,8 @@ constexpr auto kCloseGrace = std::chrono::seconds(3);
 constexpr auto kPoll = std::chrono::milliseconds(50);
 constexpr int kDefaultHeartbeatMs = 1000;
 constexpr int kMinHeartbeatMs = 20;
+// How long the protocol probe behind an UNAVAILABLE tuner may take.
+constexpr auto kProbeTimeout = std::chrono::milliseconds(1500);
 
 }  // namespace
 
@@ -78,6 +81,7 @@ Status FleetWorker::Run() {
   auto backoff = options_.initial_backoff;
   std::string last_failure;
   bool quiet = false;
+  Status result;
   while (!Stopping()) {
     bool registered = false;
     Status why = RunSession(&registered);
@@ -86,6 +90,15 @@ Status FleetWorker::Run() {
       stats_.last_error = why.ToString();
     }
     if (Stopping()) break;
+    // Plaintext to a TLS tuner (or TLS to a plaintext one) fails the same way
+    // every time, and gRPC's message names neither: say so and stop.
+    if (!registered && why.code() == StatusCode::kUnavailable && why.ToString() != last_failure) {
+      result = ProtocolMismatch();
+      if (!result.ok()) {
+        Log(result.message());
+        break;
+      }
+    }
     if (registered) backoff = options_.initial_backoff;
     // Jitter, so a fleet that lost its tuner does not reconnect in lockstep.
     std::uniform_real_distribution<double> jitter(0.75, 1.25);
@@ -117,6 +130,22 @@ Status FleetWorker::Run() {
   }
   measuring.join();
   Log("stopped");
+  return result;
+}
+
+Status FleetWorker::ProtocolMismatch() const {
+  rpc::PortProtocol spoken = rpc::ProbePortProtocol(options_.tuner_address, kProbeTimeout);
+  if (options_.security.insecure && spoken == rpc::PortProtocol::kTls) {
+    return Status::FailedPrecondition(
+        "the tuner at " + options_.tuner_address +
+        " speaks TLS, and this worker dials in plaintext (--insecure): run it with --ca CA.pem --cert WORKER.pem "
+        "--key WORKER.key instead (docs/fleet.md, Trust)");
+  }
+  if (!options_.security.insecure && spoken == rpc::PortProtocol::kPlaintext) {
+    return Status::FailedPrecondition("the tuner at " + options_.tuner_address +
+                                      " does not speak TLS (a daemon started with --insecure?): run this worker "
+                                      "with --insecure on the tuner's machine, or start the tuner with TLS");
+  }
   return Status::OK();
 }
 
@@ -340,6 +369,7 @@ void FleetWorker::MeasureLoop() {
         r.error_message = "the measurer returned no result for this candidate";
       }
       r.candidate_id = job.inputs[i].candidate_id;  // one result per candidate, by id
+      r.synthetic = r.synthetic || IsSyntheticDevice(options_.device);
       *message.add_results() = rpc::ToProto(r);
     }
     Deliver(std::move(message));
@@ -369,5 +399,4 @@ void FleetWorker::Deliver(v1::MeasureResults results) {
   unsent_.push_back(std::make_unique<v1::MeasureResults>(std::move(results)));
 }
 
-      r.synthetic = r.synthetic || IsSyntheticDevice(options_.device);
 }  // namespace tunefarm

@@ -113,7 +113,15 @@ TEST(CodegenEmitTest, LLVMIRHasBothEntriesAndParamAttributes) {
   EXPECT_NE(text->find("@axpb_ir("), std::string::npos);
   EXPECT_NE(text->find("@axpb_ir_packed("), std::string::npos);
   EXPECT_NE(text->find("noalias"), std::string::npos);
-  EXPECT_NE(text->find("align 64"), std::string::npos);
+  // A caller's buffer may be aligned only to its element (numpy, malloc, a
+  // slice): no parameter promises LLVM more, so it emits no aligned-only
+  // vector move on one (tests/tuner/unaligned_buffers_test.cpp runs them).
+  size_t define = text->find("define");
+  while (define != std::string::npos) {
+    std::string line = text->substr(define, text->find('\n', define) - define);
+    EXPECT_EQ(line.find("align"), std::string::npos) << line;
+    define = text->find("define", define + 1);
+  }
 }
 
 TEST(CodegenEmitTest, ErrorsForTargetsTheBackendCannotHandle) {

@@ -131,6 +131,9 @@ class FleetWorker {
   // Connects, serves and reconnects until stopped. On stop: the batch being
   // measured is finished and its results are sent (if connected), the stream
   // is half-closed, and Run returns OK. A second call is FailedPrecondition.
+  // When the tuner's port speaks the other protocol (TLS to a plaintext
+  // worker, or plaintext to a TLS one), Run stops and returns
+  // FailedPrecondition saying how to dial it: retrying cannot help.
   Status Run();
   // Asks Run() to stop; returns at once.
   void Stop();
@@ -157,6 +160,9 @@ class FleetWorker {
   void MeasureLoop();
   void Deliver(v1::MeasureResults results);
   bool WaitBackoff(std::chrono::milliseconds delay);
+  // FailedPrecondition when the tuner's port speaks the other protocol than
+  // this worker dials with, else OK (including when the probe cannot tell).
+  Status ProtocolMismatch() const;
 
   const FleetWorkerOptions options_;
   const std::unique_ptr<Measurer> measurer_;
