@@ -7,6 +7,7 @@
 
 #include "client_options.h"
 #include "commands.h"
+#include "tunefarm/tuner/compile_service.h"
 #include "tunefarm/v1/tuner.grpc.pb.h"
 
 namespace tunefarm::cli {
@@ -177,7 +178,10 @@ void AddJobsCommand(CLI::App& app, int* exit_code) {
   submit->add_option("workloads", f->workloads, "Workload files (.tf)")->required()->check(CLI::ExistingFile);
   submit->add_option("--device-key", f->device_key, "Workers that measure it (see `tunefarm fleet status`)")->required();
   submit->add_option("--target", f->target, "Target string (default: llvm, the workers' host CPU)");
-  submit->add_option("--trials", f->trials, "Trial budget over all workloads")->capture_default_str();
+  submit->add_option("--trials", f->trials, "Trial budget over all workloads (the daemon takes 1.." +
+                                                std::to_string(tuner::kMaxTuneTrials) + ")")
+      ->check(CLI::Range(1, tuner::kMaxTuneTrials))
+      ->capture_default_str();
   submit->add_option("--batch-size", f->batch_size, "Candidates per measured batch (default 16)");
   submit->add_option("--seed", f->seed, "Search seed");
   submit->add_option("--job-id", f->job_id, "Choose the job id (default: generated)");
@@ -201,6 +205,10 @@ void AddFleetCommand(CLI::App& app, int* exit_code) {
   auto f = std::make_shared<JobsFlags>();
   CLI::App* fleet = app.add_subcommand("fleet", "Inspect a daemon's worker fleet");
   fleet->require_subcommand(1);
+  fleet->footer(
+      "\nExamples:\n"
+      "  tunefarm fleet status --insecure                         a loopback daemon started with --insecure\n"
+      "  tunefarm fleet status --tuner farm.example:7878 --ca ca.pem --token-file ~/.tunefarm-token");
   CLI::App* status = fleet->add_subcommand("status", "Workers, device keys, in-flight candidates, throughput, errors");
   AddClientFlags(status, &f->client);
   status->callback([f, exit_code] { *exit_code = Run("fleet-status", *f); });

@@ -138,7 +138,6 @@ grpc::Status FleetServiceImpl::Connect(grpc::ServerContext* context,
   if (reg.targets_size() > 0) info.host_target = reg.targets(0);
   info.trace_instructions = TraceInstructionsOf(reg);
   info.tunefarm_version = reg.tunefarm_version();
-  auto outbox = std::make_shared<Outbox>();
   // A test device of an older version does not say it is synthetic; its
   // device name and fingerprint do.
   info.synthetic = reg.synthetic() || reg.device() == "test" ||
@@ -155,6 +154,7 @@ grpc::Status FleetServiceImpl::Connect(grpc::ServerContext* context,
                             ": a " + (info.synthetic ? "synthetic device" : "measuring worker") +
                             " needs a device key of its own (--device-key)");
   }
+  auto outbox = std::make_shared<Outbox>();
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the tuner is shutting down");
@@ -211,9 +211,9 @@ grpc::Status FleetServiceImpl::Connect(grpc::ServerContext* context,
       for (const v1::MeasureResult& r : msg.results().results()) {
         if (r.candidate_id().empty()) continue;  // cannot be matched to anything: dropped
         results.push_back(rpc::FromProto(r));
-      }
         // A synthetic worker's results are synthetic whatever they say.
         results.back().synthetic = results.back().synthetic || info.synthetic;
+      }
       dispatcher_->OnResults(worker_id, results);
     } else if (msg.kind_case() == v1::WorkerMessage::kRegister) {
       result = Invalid("Register may be sent only once per stream");

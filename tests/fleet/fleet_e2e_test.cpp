@@ -90,11 +90,16 @@ class FleetE2E : public ::testing::Test {
     for (size_t i = 0; i < workers_.size(); ++i) s += "--- worker " + std::to_string(i) + "\n" + workers_[i]->Log();
     return s.substr(s.size() > 20000 ? s.size() - 20000 : 0);
   }
+  // `records` in commit order. Past the budget there may be confirmations
+  // only: a best still measured once at the end is measured again
+  // (tuning_loop.h, confirm_best), never a new kernel.
   static void ExpectOneRecordPerTrial(const std::vector<database::TuningRecord>& records, size_t trials) {
-    EXPECT_EQ(records.size(), trials);
+    EXPECT_GE(records.size(), trials);
     std::set<std::string> uids;
     std::map<std::string, int> per_trace;
-    for (const auto& r : records) {
+    for (size_t i = 0; i < records.size(); ++i) {
+      const auto& r = records[i];
+      if (i >= trials) EXPECT_EQ(per_trace.count(r.trace), 1u) << "record " << i + 1 << " past the budget is a new kernel";
       uids.insert(r.uid);
       ++per_trace[r.trace];
     }
@@ -323,13 +328,13 @@ TEST_F(FleetE2E, CompileMissTunesOnTheFleetAndServesOnlyMeasuredRecords) {
   v1::Job job = WaitForJob(*stub_, sec_, job_ids[0], 180, [](const v1::Job& j) { return j.status() == "done"; });
   ASSERT_EQ(job.status(), "done") << job.error() << Logs();
   ASSERT_EQ(job.tasks_size(), 1);
-  v1::CompileResponse tuned;
   for (const auto& r : Records(job.tasks(0).workload_hash())) EXPECT_TRUE(r.synthetic) << r.uid;
+  v1::CompileResponse tuned;
   st = call(true, false, &tuned);
-  ASSERT_TRUE(st.ok()) << st.error_message();
   EXPECT_EQ(st.error_code(), grpc::StatusCode::NOT_FOUND)
       << "served a test device's record #" << tuned.record_id() << " (source " << tuned.source() << ")";
   st = call(false, false, &tuned);
+  ASSERT_TRUE(st.ok()) << st.error_message();
   EXPECT_EQ(tuned.source(), v1::CompileResponse::SOURCE_DEFAULT_SCHEDULE);
   EXPECT_EQ(tuned.record_id(), 0);
   // The CLI reads the same log (the daemon has it open): the default schedule

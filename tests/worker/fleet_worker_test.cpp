@@ -106,8 +106,8 @@ TEST(FleetWorkerTest, RegistersFirstWithItsFieldsThenHeartbeats) {
     const v1::Register& r = tuner.fleet->registers[0];
     EXPECT_EQ(r.device_key(), "test-unit");
     EXPECT_EQ(r.device(), "test");
-    EXPECT_EQ(r.hostname(), "unit-host");
     EXPECT_TRUE(r.synthetic()) << "a test device registered as one that measures";
+    EXPECT_EQ(r.hostname(), "unit-host");
     EXPECT_EQ(r.max_in_flight(), 8);
     EXPECT_FALSE(r.tunefarm_version().empty());
     EXPECT_FALSE(r.fingerprint().isa().empty());
@@ -136,8 +136,8 @@ TEST(FleetWorkerTest, AnswersEveryCandidateExactlyOnce) {
       for (const auto& r : m.results()) {
         EXPECT_EQ(r.error(), v1::MEASURE_ERROR_NONE);
         EXPECT_EQ(r.error_message(), kTestDeviceMessage);
-        EXPECT_EQ(r.repeat_seconds_size(), m.request_id() == "r1" ? 4 : 2);
         EXPECT_TRUE(r.synthetic()) << "a test device's time was sent as measured";
+        EXPECT_EQ(r.repeat_seconds_size(), m.request_id() == "r1" ? 4 : 2);
         EXPECT_EQ(r.candidate_id()[0], m.request_id() == "r1" ? 'c' : 'd');
       }
     }
