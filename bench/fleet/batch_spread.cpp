@@ -139,7 +139,8 @@ Run TimeJob(int workers, int latency_ms, int trials, int batch, int max_in_fligh
     run.ok = st.ok() && job.status() == "done" && job.trials_done() == trials;
     if (!st.ok()) run.error = st.error_message();
     else if (!run.ok) run.error = "the job ended " + job.status() + " " + job.error();
-    for (const v1::WorkerStatus& w : fleet().workers()) run.measured.push_back(w.measured());
+    const v1::FleetStatusResponse status = fleet();
+    for (const v1::WorkerStatus& w : status.workers()) run.measured.push_back(w.measured());
   }
   for (pid_t p : pids) kill(p, SIGTERM);
   for (pid_t p : pids) waitpid(p, nullptr, 0);
