@@ -9,35 +9,19 @@
 #include <fstream>
 #include <string>
 
-#include "../run_command.h"
+#include "cli_test_util.h"
 
 namespace tunefarm {
 namespace {
 
 namespace fs = std::filesystem;
 
-using Output = testing_support::CommandOutput;
+using cli_test::Output;
+using cli_test::RunTunefarm;
 
-Output RunTunefarm(const std::string& args) {
-  return testing_support::RunCommand(std::string(TUNEFARM_BINARY_DIR) + "/cli/tunefarm " + args);
-}
-
-class ArgumentErrors : public ::testing::Test {
+class ArgumentErrors : public cli_test::CliFolderTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("tunefarm_args_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-    std::ofstream(dir_ / "mm.tf") << "workload mm(M = 24, N = 40, K = 16) {\n"
-                                     "  A = input f32[M, K]\n  B = input f32[K, N]\n"
-                                     "  C[i, j] = sum(k: K) A[i, k] * B[k, j]\n  output C\n}\n";
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  std::string P(const std::string& name) const { return (dir_ / name).string(); }
-  fs::path dir_;
+  ArgumentErrors() : CliFolderTest("tunefarm_args_", 24, 40, 16) {}
 };
 
 TEST_F(ArgumentErrors, AMistypedOptionIsNamedWithTheClosestRealOne) {

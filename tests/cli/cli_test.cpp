@@ -22,18 +22,15 @@
 #include "tunefarm/compiler/lower.h"
 #include "tunefarm/compiler/workload_parser.h"
 #include "tunefarm/database/database.h"
-#include "../run_command.h"
+#include "cli_test_util.h"
 
 namespace tunefarm {
 namespace {
 
 namespace fs = std::filesystem;
 
-using Output = testing_support::CommandOutput;
-
-Output RunTunefarm(const std::string& args) {
-  return testing_support::RunCommand(std::string(TUNEFARM_BINARY_DIR) + "/cli/tunefarm " + args);
-}
+using cli_test::Output;
+using cli_test::RunTunefarm;
 
 // The record a log hands out, ranked by brute force as docs/database.md says:
 // the trace with the lowest mean over its successful records (ties: the older
@@ -70,22 +67,9 @@ class BestByTrace {
   std::map<std::string, Times> traces_;
 };
 
-class CliTest : public ::testing::Test {
+class CliTest : public cli_test::CliFolderTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("tunefarm_cli_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-    std::ofstream(dir_ / "mm.tf") << "workload mm(M = 64, N = 48, K = 32) {\n"
-                                     "  A = input f32[M, K]\n  B = input f32[K, N]\n"
-                                     "  C[i, j] = sum(k: K) A[i, k] * B[k, j]\n  output C\n}\n";
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  std::string P(const std::string& name) const { return (dir_ / name).string(); }
-  fs::path dir_;
+  CliTest() : CliFolderTest("tunefarm_cli_", 64, 48, 32) {}
 };
 
 TEST_F(CliTest, TuneResumeCompileLinkAndCheck) {
@@ -379,7 +363,9 @@ TEST_F(CliTest, TuneFinalRoundMeasuresTheFastestAgainWithinTheBudget) {
   ASSERT_GE(traces.size(), 16u);
   std::map<std::string, int> seen;
   for (size_t i = 0; i < traces.size(); ++i) {
-    if (i >= 16) EXPECT_GE(seen[traces[i]], 1) << "record " << i + 1 << " past the budget is a new kernel";
+    if (i >= 16) {
+      EXPECT_GE(seen[traces[i]], 1) << "record " << i + 1 << " past the budget is a new kernel";
+    }
     ++seen[traces[i]];
   }
   // The round's two trials measured kernels of the search again.
@@ -446,7 +432,9 @@ TEST_F(CliTest, TuneReportsTransferAndTheCheck) {
     auto db = database::Database::Open(P("log.db"));
     EXPECT_TRUE(db.ok()) << db.status().ToString();
     int n = 0;
-    if (db.ok()) EXPECT_TRUE((*db)->ForEachRecord({}, [&](const database::TuningRecord&) { ++n; return Status::OK(); }).ok());
+    if (db.ok()) {
+      EXPECT_TRUE((*db)->ForEachRecord({}, [&](const database::TuningRecord&) { ++n; return Status::OK(); }).ok());
+    }
     return n;
   };
   const int mm_records = records_in_log();

@@ -9,7 +9,7 @@
 #include <fstream>
 
 #include "../elf_dynamic.h"
-#include "../run_command.h"
+#include "cli_test_util.h"
 #include "tunefarm/compiler/target.h"
 
 namespace tunefarm {
@@ -17,26 +17,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-testing_support::CommandOutput RunTunefarm(const std::string& args) {
-  return testing_support::RunCommand(std::string(TUNEFARM_BINARY_DIR) + "/cli/tunefarm " + args);
-}
+using cli_test::RunTunefarm;
 
-class TargetAndLibraryTest : public ::testing::Test {
+class TargetAndLibraryTest : public cli_test::CliFolderTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("tunefarm_cli_target_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-    std::ofstream(dir_ / "mm.tf") << "workload mm(M = 32, N = 16, K = 8) {\n"
-                                     "  A = input f32[M, K]\n  B = input f32[K, N]\n"
-                                     "  C[i, j] = sum(k: K) A[i, k] * B[k, j]\n  output C\n}\n";
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  std::string P(const std::string& name) const { return (dir_ / name).string(); }
-  fs::path dir_;
+  TargetAndLibraryTest() : CliFolderTest("tunefarm_cli_target_", 32, 16, 8) {}
 };
 
 TEST_F(TargetAndLibraryTest, TuneAndCompileRefuseAnUnknownTripleAsTheServicesDo) {

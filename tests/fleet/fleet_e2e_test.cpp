@@ -99,7 +99,9 @@ class FleetE2E : public ::testing::Test {
     std::map<std::string, int> per_trace;
     for (size_t i = 0; i < records.size(); ++i) {
       const auto& r = records[i];
-      if (i >= trials) EXPECT_EQ(per_trace.count(r.trace), 1u) << "record " << i + 1 << " past the budget is a new kernel";
+      if (i >= trials) {
+        EXPECT_EQ(per_trace.count(r.trace), 1u) << "record " << i + 1 << " past the budget is a new kernel";
+      }
       uids.insert(r.uid);
       ++per_trace[r.trace];
     }

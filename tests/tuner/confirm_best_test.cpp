@@ -273,7 +273,9 @@ TEST_F(ConfirmBestTest, EveryRunEndsWithItsBestMeasuredTwice) {
     ASSERT_GE(records.size(), size_t(trials));
     std::set<std::string> seen;
     for (size_t k = 0; k < records.size(); ++k) {
-      if (k >= size_t(trials)) EXPECT_EQ(seen.count(records[k].trace), 1u) << "record " << k + 1 << " past the budget";
+      if (k >= size_t(trials)) {
+        EXPECT_EQ(seen.count(records[k].trace), 1u) << "record " << k + 1 << " past the budget";
+      }
       seen.insert(records[k].trace);
     }
     const std::string best = loop_->status().at(0).best_trace;
