@@ -1,6 +1,9 @@
 // Client connection flags (client_options.h).
 #include "client_options.h"
 
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -26,13 +29,32 @@ Result<rpc::ClientSecurity> ClientSecurityFromFlags(const ClientFlags& f) {
     return Status::InvalidArgument("--ca is required for a TLS connection (or --insecure for a loopback daemon)");
   }
   if (!f.token_file.empty()) {
-    std::ifstream in(f.token_file);
-    if (!in) return Status::NotFound("cannot read the token file '" + f.token_file + "'");
-    std::getline(in, s.token);
-    while (!s.token.empty() && (s.token.back() == '\r' || s.token.back() == ' ')) s.token.pop_back();
-    if (s.token.empty()) return Status::InvalidArgument("the token file '" + f.token_file + "' is empty");
+    TF_ASSIGN_OR_RETURN(s.token, ReadTokenFile(f.token_file));
   }
   return s;
+}
+
+Result<std::string> ReadTokenFile(const std::string& path) {
+  std::error_code ec;
+  const std::string where = std::filesystem::absolute(path, ec).string();
+  errno = 0;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    int error = errno;
+    return Status::NotFound("--token-file: cannot read " + where + ": " +
+                            (error != 0 ? std::strerror(error) : "it cannot be opened"));
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string token = ss.str();
+  const char* space = " \t\r\n";
+  size_t first = token.find_first_not_of(space);
+  if (first == std::string::npos) return Status::InvalidArgument("--token-file: " + where + " is empty");
+  token = token.substr(first, token.find_last_not_of(space) - first + 1);
+  if (token.find_first_of(space) != std::string::npos) {
+    return Status::InvalidArgument("--token-file: " + where + " must hold the token alone, on one line");
+  }
+  return token;
 }
 
 Result<std::shared_ptr<grpc::Channel>> ChannelFromFlags(const ClientFlags& f, rpc::ClientSecurity* security) {

@@ -25,5 +25,8 @@ void AddClientFlags(CLI::App* cmd, ClientFlags* flags);
 // Credentials and a channel from the flags; errors name the flag or file.
 Result<rpc::ClientSecurity> ClientSecurityFromFlags(const ClientFlags& flags);
 Result<std::shared_ptr<grpc::Channel>> ChannelFromFlags(const ClientFlags& flags, rpc::ClientSecurity* security);
+// The token alone in a file (surrounding blank space and one trailing newline
+// allowed); errors name --token-file, the file's absolute path and why.
+Result<std::string> ReadTokenFile(const std::string& path);
 
 }  // namespace tunefarm::cli

@@ -6,9 +6,8 @@
 
 #include <atomic>
 #include <charconv>
-#include <fstream>
-#include <sstream>
 
+#include "client_options.h"
 #include "commands.h"
 #include "tunefarm/worker/fleet_worker.h"
 
@@ -58,24 +57,6 @@ Result<T> ParseNumber(const std::string& flag, const std::string& text, T lo, T 
   return value;
 }
 
-// The token alone in a file (trailing newline allowed): tokens never go on
-// the command line, where `ps` and shell history would show them.
-Result<std::string> ReadToken(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound("--token-file: cannot read '" + path + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string token = ss.str();
-  const char* space = " \t\r\n";
-  size_t first = token.find_first_not_of(space);
-  if (first == std::string::npos) return Status::InvalidArgument("--token-file: '" + path + "' is empty");
-  token = token.substr(first, token.find_last_not_of(space) - first + 1);
-  if (token.find_first_of(space) != std::string::npos) {
-    return Status::InvalidArgument("--token-file: '" + path + "' must hold the token alone, on one line");
-  }
-  return token;
-}
-
 int RunWorker(const WorkerCli& c) {
   // Checked here rather than by CLI11, so every usage error exits 1 with our message.
   if (c.tuner.empty()) {
@@ -108,7 +89,7 @@ int RunWorker(const WorkerCli& c) {
   o.security.cert = c.cert;
   o.security.key = c.key;
   if (!c.token_file.empty()) {
-    auto token = ReadToken(c.token_file);
+    auto token = ReadTokenFile(c.token_file);
     if (!token.ok()) return Usage(token.status().message());
     o.security.token = *token;
   }

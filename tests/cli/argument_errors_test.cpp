@@ -108,5 +108,27 @@ TEST_F(ArgumentErrors, DbBestAndTopTakeTheShortTargetAsTheServicesDo) {
   EXPECT_NE(bad.text.find("banana"), std::string::npos) << bad.text;
 }
 
+// Token files are read the same way by the clients and the worker, and an
+// error names the file's absolute path and the system's reason.
+TEST_F(ArgumentErrors, TokenFileErrorsNameTheAbsolutePathAndWhy) {
+  const std::string binary = std::string(TUNEFARM_BINARY_DIR) + "/cli/tunefarm";
+  auto in_dir = [&](const std::string& args) {
+    return testing_support::RunCommand("cd " + dir_.string() + " && " + binary + " " + args);
+  };
+  for (const std::string& command : {std::string("jobs list --insecure --tuner 127.0.0.1:1"),
+                                     std::string("worker --insecure --tuner 127.0.0.1:1 --device test")}) {
+    Output missing = in_dir(command + " --token-file nope.token");
+    EXPECT_EQ(missing.code, 1) << command << "\n" << missing.text;
+    EXPECT_NE(missing.text.find("--token-file: cannot read " + P("nope.token") + ": No such file or directory"),
+              std::string::npos)
+        << command << "\n" << missing.text;
+    std::ofstream(dir_ / "two.token") << "two words\n";
+    Output two = in_dir(command + " --token-file two.token");
+    EXPECT_EQ(two.code, 1) << command << "\n" << two.text;
+    EXPECT_NE(two.text.find(P("two.token") + " must hold the token alone, on one line"), std::string::npos)
+        << command << "\n" << two.text;
+  }
+}
+
 }  // namespace
 }  // namespace tunefarm
