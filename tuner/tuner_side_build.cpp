@@ -11,7 +11,7 @@
 
 #include "tunefarm/compiler/codegen_llvm.h"
 #include "tunefarm/compiler/target.h"
-#include "tunefarm/worker/candidate_program.h"
+#include "tunefarm/measure/candidate_program.h"
 
 namespace tunefarm::tuner {
 

@@ -18,7 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tunefarm/common/status.h"
-#include "tunefarm/worker/measure.h"
+#include "tunefarm/measure/measure.h"
 
 namespace tunefarm::worker_protocol {
 

@@ -24,7 +24,7 @@
 #include "tunefarm/compiler/ir.h"
 #include "tunefarm/compiler/prepared_call.h"
 #include "tunefarm/compiler/workload.h"
-#include "tunefarm/worker/measure.h"
+#include "tunefarm/measure/measure.h"
 
 namespace tunefarm::runner {
 

@@ -16,7 +16,7 @@
 #include "tunefarm/compiler/prepared_call.h"
 #include "tunefarm/compiler/target.h"
 #include "tunefarm/runtime/runtime.h"
-#include "tunefarm/worker/candidate_program.h"
+#include "tunefarm/measure/candidate_program.h"
 
 namespace tunefarm::runner {
 

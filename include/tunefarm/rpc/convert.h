@@ -1,9 +1,9 @@
 // Conversions between the wire messages (tunefarm.v1) and tunefarm's own
-// measurement types (tunefarm/worker/measure.h). Pure functions, no I/O.
+// measurement types (tunefarm/measure/measure.h). Pure functions, no I/O.
 #pragma once
 
 #include "tunefarm/v1/measure.pb.h"
-#include "tunefarm/worker/measure.h"
+#include "tunefarm/measure/measure.h"
 
 namespace tunefarm::rpc {
 

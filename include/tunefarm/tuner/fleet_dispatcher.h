@@ -46,7 +46,7 @@
 #include <vector>
 
 #include "tunefarm/database/record.h"
-#include "tunefarm/worker/measure.h"
+#include "tunefarm/measure/measure.h"
 
 namespace tunefarm::tuner {
 

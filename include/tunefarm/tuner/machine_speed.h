@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-#include "tunefarm/worker/measure.h"
+#include "tunefarm/measure/measure.h"
 
 namespace tunefarm::tuner {
 

@@ -32,7 +32,7 @@
 #include <string>
 #include <vector>
 
-#include "tunefarm/worker/measure.h"
+#include "tunefarm/measure/measure.h"
 
 namespace tunefarm::tuner {
 

@@ -30,7 +30,7 @@
 #include "tunefarm/compiler/workload.h"
 #include "tunefarm/tuner/machine_speed.h"
 #include "tunefarm/tuner/search.h"
-#include "tunefarm/worker/measure.h"
+#include "tunefarm/measure/measure.h"
 
 #include "tunefarm/database/record.h"
 

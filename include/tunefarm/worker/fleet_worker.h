@@ -43,7 +43,7 @@
 #include "tunefarm/common/status.h"
 #include "tunefarm/rpc/security.h"
 #include "tunefarm/worker/local_measurer.h"
-#include "tunefarm/worker/measure.h"
+#include "tunefarm/measure/measure.h"
 
 namespace tunefarm {
 

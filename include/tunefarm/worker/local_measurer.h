@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "tunefarm/common/status.h"
-#include "tunefarm/worker/measure.h"
+#include "tunefarm/measure/measure.h"
 
 namespace tunefarm {
 

@@ -19,7 +19,7 @@
 
 #include <vector>
 
-#include "tunefarm/worker/measure.h"
+#include "tunefarm/measure/measure.h"
 
 namespace tunefarm {
 

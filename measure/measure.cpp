@@ -1,5 +1,5 @@
 // The small non-virtual parts of the measurement contract (measure.h).
-#include "tunefarm/worker/measure.h"
+#include "tunefarm/measure/measure.h"
 
 #include <limits>
 #include <numeric>

@@ -19,7 +19,7 @@
 #include "tunefarm/compiler/ir.h"
 #include "tunefarm/compiler/target.h"
 #include "tunefarm/compiler/workload.h"
-#include "tunefarm/worker/measure.h"
+#include "tunefarm/measure/measure.h"
 
 namespace tunefarm {
 

@@ -1,5 +1,5 @@
 // The program a MeasureInput names (candidate_program.h).
-#include "tunefarm/worker/candidate_program.h"
+#include "tunefarm/measure/candidate_program.h"
 
 #include "tunefarm/compiler/lower.h"
 #include "tunefarm/compiler/schedule.h"

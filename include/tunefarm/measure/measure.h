@@ -1,7 +1,9 @@
-// Measuring candidates: build a scheduled kernel, run it isolated, time it,
-// check it against the reference. The same request/result types travel over
-// gRPC to fleet workers later; LocalMeasurer is the embedded, on-this-machine
-// implementation the tuner uses by default.
+// The measurement contract: what a candidate is (MeasureInput), what its
+// measurement answers (MeasureResult, MeasureErrorKind) and the Measurer
+// interface that builds a scheduled kernel, runs it isolated, times it and
+// checks it against the reference. It sits below the tuner, the rpc layer
+// (which carries these types to fleet workers over gRPC) and the workers
+// (whose LocalMeasurer measures on this machine); it knows none of them.
 #pragma once
 
 #include <cstdint>

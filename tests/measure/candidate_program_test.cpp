@@ -2,11 +2,11 @@
 // runner and the tuner daemon's builds both start from it. A good request
 // gives the replayed program; each bad part gives invalid_candidate with a
 // message naming that part.
-#include "tunefarm/worker/candidate_program.h"
+#include "tunefarm/measure/candidate_program.h"
 
 #include "tunefarm/compiler/ir_printer.h"
 #include "tunefarm/compiler/trace.h"
-#include "worker_test_util.h"
+#include "measure_test_util.h"
 
 namespace tunefarm::testing {
 namespace {
