@@ -7,7 +7,7 @@
 
 #include "client_options.h"
 #include "commands.h"
-#include "tunefarm/tuner/compile_service.h"
+#include "tunefarm/daemon/compile_service.h"
 #include "tunefarm/v1/tuner.grpc.pb.h"
 
 namespace tunefarm::cli {
@@ -179,8 +179,8 @@ void AddJobsCommand(CLI::App& app, int* exit_code) {
   submit->add_option("--device-key", f->device_key, "Workers that measure it (see `tunefarm fleet status`)")->required();
   submit->add_option("--target", f->target, "Target string (default: llvm, the workers' host CPU)");
   submit->add_option("--trials", f->trials, "Trial budget over all workloads (the daemon takes 1.." +
-                                                std::to_string(tuner::kMaxTuneTrials) + ")")
-      ->check(CLI::Range(1, tuner::kMaxTuneTrials))
+                                                std::to_string(daemon::kMaxTuneTrials) + ")")
+      ->check(CLI::Range(1, daemon::kMaxTuneTrials))
       ->capture_default_str();
   submit->add_option("--batch-size", f->batch_size, "Candidates per measured batch (default 16)");
   submit->add_option("--seed", f->seed, "Search seed");

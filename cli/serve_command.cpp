@@ -9,7 +9,7 @@
 
 #include "commands.h"
 #include "tunefarm/rpc/fleet_config.h"
-#include "tunefarm/tuner/daemon.h"
+#include "tunefarm/daemon/daemon.h"
 
 namespace tunefarm::cli {
 
@@ -48,7 +48,7 @@ int Serve(const ServeFlags& f) {
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  tuner::Daemon daemon(config);
+  daemon::Daemon daemon(config);
   if (Status st = daemon.Start(); !st.ok()) {
     fmt::print(stderr, "error: {}\n", st.message());
     return st.code() == StatusCode::kInternal ? kExitInternalError : kExitUserError;

@@ -14,7 +14,7 @@
 //       [--batch 16] [--max-in-flight 16]
 //
 // Exit 0 when both jobs finished with every trial; 1 otherwise (the ratio is
-// reported, not enforced: tests/tuner/fleet_spread_test.cpp asserts it).
+// reported, not enforced: tests/daemon/fleet_spread_test.cpp asserts it).
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -32,7 +32,7 @@
 
 #include "tunefarm/rpc/fleet_config.h"
 #include "tunefarm/rpc/security.h"
-#include "tunefarm/tuner/daemon.h"
+#include "tunefarm/daemon/daemon.h"
 #include "tunefarm/v1/tuner.grpc.pb.h"
 
 extern char** environ;
@@ -75,7 +75,7 @@ Run TimeJob(int workers, int latency_ms, int trials, int batch, int max_in_fligh
   config.config_dir = std::string(TUNEFARM_SOURCE_DIR) + "/configs";
   config.security.insecure = true;  // loopback only; the bench measures dispatch, not TLS
   config.limits.max_in_flight_per_worker = max_in_flight;
-  tuner::Daemon daemon(config);
+  daemon::Daemon daemon(config);
   if (Status st = daemon.Start(); !st.ok()) {
     run.error = "the daemon did not start: " + st.ToString();
     return run;

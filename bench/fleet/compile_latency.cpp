@@ -29,7 +29,7 @@
 #include "tunefarm/compiler/workload_parser.h"
 #include "tunefarm/database/layered_database.h"
 #include "tunefarm/rpc/server_setup.h"
-#include "tunefarm/tuner/compile_service.h"
+#include "tunefarm/daemon/compile_service.h"
 #include "tunefarm/tuner/tuning_loop.h"
 
 namespace {
@@ -146,7 +146,7 @@ int main(int argc, char** argv) {
     rpc::ServerSecurity security;
     security.insecure = true;
     security.client_tokens = {kToken};
-    tuner::CompileServiceImpl service(db.get(), security, 64, nullptr);
+    daemon::CompileServiceImpl service(db.get(), security, 64, nullptr);
     auto server = OrDie(rpc::StartServer("127.0.0.1:0", security, 64 << 20, {&service}), "start server");
     std::string address = "127.0.0.1:" + std::to_string(server.port);
     rpc::ClientSecurity client;

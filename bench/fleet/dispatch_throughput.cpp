@@ -26,8 +26,8 @@
 #include <vector>
 
 #include "tunefarm/rpc/server_setup.h"
-#include "tunefarm/tuner/fleet_dispatcher.h"
-#include "tunefarm/tuner/fleet_service.h"
+#include "tunefarm/daemon/fleet_dispatcher.h"
+#include "tunefarm/daemon/fleet_service.h"
 
 extern char** environ;
 
@@ -56,12 +56,12 @@ int main(int argc, char** argv) {
   const int batch = Flag(argc, argv, "--batch", 256);
   const int max_in_flight = Flag(argc, argv, "--max-in-flight", 64);
 
-  tuner::FleetDispatcher dispatcher;
+  daemon::FleetDispatcher dispatcher;
   rpc::ServerSecurity security;
   security.insecure = true;  // loopback only; the bench measures dispatch, not TLS
   rpc::FleetLimits limits;
   limits.max_in_flight_per_worker = max_in_flight;
-  tuner::FleetServiceImpl fleet(&dispatcher, security, limits);
+  daemon::FleetServiceImpl fleet(&dispatcher, security, limits);
   auto server = rpc::StartServer("127.0.0.1:0", security, limits.max_message_bytes, {&fleet});
   if (!server.ok()) {
     std::fprintf(stderr, "error: %s\n", server.status().ToString().c_str());
@@ -118,7 +118,7 @@ int main(int argc, char** argv) {
   }
   for (auto& t : threads) t.join();
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  tuner::FleetSnapshot snap = dispatcher.Snapshot();
+  daemon::FleetSnapshot snap = dispatcher.Snapshot();
   std::printf("tunefarm fleet dispatch (test device: answers instantly, no kernels run)\n");
   std::printf("  workers %d, max in flight %d each, %d job threads, batches of %d\n", workers, max_in_flight, jobs, batch);
   std::printf("  %lld candidates answered in %.2f s: %.0f candidates/s (goal >= 2000)\n", (long long)answered.load(),

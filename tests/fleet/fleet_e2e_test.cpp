@@ -282,7 +282,7 @@ TEST_F(FleetE2E, TunerBuiltRecordsNameTheDaemonsToolchain) {
 // job on the fleet (many clients missing at once share it). Tuned on test
 // devices, the workload is still a miss: their invented times are never
 // served. Once a worker that measures has tuned it, the answer is that job's
-// best record. (tests/tuner/compile_service_test.cpp links and runs the
+// best record. (tests/daemon/compile_service_test.cpp links and runs the
 // returned kernels against the reference.)
 TEST_F(FleetE2E, CompileMissTunesOnTheFleetAndServesOnlyMeasuredRecords) {
   WorkerOptions wo;

@@ -48,7 +48,7 @@
 #include "tunefarm/database/record.h"
 #include "tunefarm/measure/measure.h"
 
-namespace tunefarm::tuner {
+namespace tunefarm::daemon {
 
 struct WorkerInfo {
   std::string device_key;
@@ -200,4 +200,4 @@ class FleetMeasurer : public Measurer {
   const std::atomic<bool>* abort_;
 };
 
-}  // namespace tunefarm::tuner
+}  // namespace tunefarm::daemon

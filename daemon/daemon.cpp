@@ -1,18 +1,18 @@
 // The tuner daemon (daemon.h): wiring of log, fleet, jobs and services.
-#include "tunefarm/tuner/daemon.h"
+#include "tunefarm/daemon/daemon.h"
 
 #include <spdlog/spdlog.h>
 
 #include "tunefarm/database/database.h"
 #include "tunefarm/database/layered_database.h"
 #include "tunefarm/rpc/server_setup.h"
-#include "tunefarm/tuner/compile_service.h"
-#include "tunefarm/tuner/fleet_service.h"
-#include "tunefarm/tuner/job_manager.h"
-#include "tunefarm/tuner/log_service.h"
-#include "tunefarm/tuner/tuner_service.h"
+#include "tunefarm/daemon/compile_service.h"
+#include "tunefarm/daemon/fleet_service.h"
+#include "tunefarm/daemon/job_manager.h"
+#include "tunefarm/daemon/log_service.h"
+#include "tunefarm/daemon/tuner_service.h"
 
-namespace tunefarm::tuner {
+namespace tunefarm::daemon {
 
 struct Daemon::Parts {
   std::unique_ptr<database::LayeredDatabase> log;  // the user's log, over the optional system log
@@ -97,4 +97,4 @@ void Daemon::Drain() {
   spdlog::info("serve: stopped; unfinished jobs resume on the next start");
 }
 
-}  // namespace tunefarm::tuner
+}  // namespace tunefarm::daemon

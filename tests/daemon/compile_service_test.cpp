@@ -16,7 +16,7 @@
 #include "tunefarm/compiler/host_buffer.h"
 #include "tunefarm/compiler/interpreter.h"
 
-namespace tunefarm::tuner::testing {
+namespace tunefarm::daemon::testing {
 namespace {
 
 // Writes the answer's binary, links it when it is an object, loads it and
@@ -397,4 +397,4 @@ TEST(CompileServiceTest, MalformedRequestsAreInvalidArgument) {
 }
 
 }  // namespace
-}  // namespace tunefarm::tuner::testing
+}  // namespace tunefarm::daemon::testing

@@ -2,7 +2,7 @@
 // The build starts as the runner's does (PrepareCandidateProgram), so that a
 // record reads the same whichever side built it; only the last step differs:
 // EmitObject instead of JitCompile.
-#include "tunefarm/tuner/tuner_side_build.h"
+#include "tunefarm/daemon/tuner_side_build.h"
 
 #include <algorithm>
 #include <atomic>
@@ -13,7 +13,7 @@
 #include "tunefarm/compiler/target.h"
 #include "tunefarm/measure/candidate_program.h"
 
-namespace tunefarm::tuner {
+namespace tunefarm::daemon {
 
 namespace {
 
@@ -112,4 +112,4 @@ std::vector<MeasureResult> TunerSideBuildMeasurer::Measure(const std::vector<Mea
   return results;
 }
 
-}  // namespace tunefarm::tuner
+}  // namespace tunefarm::daemon

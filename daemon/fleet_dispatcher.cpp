@@ -4,13 +4,13 @@
 //   DispatchLocked / AnswerUnreplayableLocked        -- queue -> the least-loaded worker that replays the trace
 //   CommonInstructions / WorkerFingerprint / ServedKeys / WaitForWorker -- what the workers of a key are
 //   OnResults / AcceptLocked                         -- first result wins
-#include "tunefarm/tuner/fleet_dispatcher.h"
+#include "tunefarm/daemon/fleet_dispatcher.h"
 
 #include <algorithm>
 
 #include "tunefarm/compiler/trace.h"
 
-namespace tunefarm::tuner {
+namespace tunefarm::daemon {
 
 struct FleetDispatcher::Batch {
   std::vector<MeasureResult> results;
@@ -386,4 +386,4 @@ bool FleetDispatcher::WaitForWorker(const std::string& device_key, std::chrono::
   return true;
 }
 
-}  // namespace tunefarm::tuner
+}  // namespace tunefarm::daemon

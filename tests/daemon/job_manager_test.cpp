@@ -2,7 +2,7 @@
 // heterogeneous fleet is tuned for its workers' CPU and its records carry
 // their fingerprint; cancel and drain keep what was measured; a job on a key
 // no worker serves warns, waits without a running slot, and fails in time.
-#include "tunefarm/tuner/job_manager.h"
+#include "tunefarm/daemon/job_manager.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -15,7 +15,7 @@
 #include "tunefarm/database/database.h"
 #include "tunefarm/worker/test_device.h"
 
-namespace tunefarm::tuner {
+namespace tunefarm::daemon {
 namespace {
 
 namespace fs = std::filesystem;
@@ -336,4 +336,4 @@ TEST_F(JobManagerTest, InvalidSpecsNameTheField) {
 }
 
 }  // namespace
-}  // namespace tunefarm::tuner
+}  // namespace tunefarm::daemon

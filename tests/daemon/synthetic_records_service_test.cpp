@@ -11,7 +11,17 @@
 #include "tunefarm/tuner/warm_start.h"
 #include "tunefarm/worker/test_device.h"
 
-namespace tunefarm::tuner::testing {
+namespace tunefarm::daemon::testing {
+
+// The search this file drives (tuner/).
+using tuner::CollectTransferRecords;
+using tuner::MakeSketchPolicy;
+using tuner::MakeTuneTask;
+using tuner::RecordTarget;
+using tuner::TaskStatus;
+using tuner::TransferOptions;
+using tuner::TuneOptions;
+using tuner::TuningLoop;
 namespace {
 
 // Commits `w` and a record of `trace` as a test device records it: the host's
@@ -151,4 +161,4 @@ TEST(SyntheticRecordsServiceTest, OnlyASyntheticRunResumesFromSyntheticRecords) 
 }
 
 }  // namespace
-}  // namespace tunefarm::tuner::testing
+}  // namespace tunefarm::daemon::testing

@@ -6,7 +6,10 @@
 
 #include "service_test_util.h"
 
-namespace tunefarm::tuner::testing {
+namespace tunefarm::daemon::testing {
+
+// The search this file drives (tuner/).
+using tuner::RecordTarget;
 namespace {
 
 class LogServiceTest : public ::testing::Test {
@@ -179,4 +182,4 @@ TEST_F(LogServiceTest, ExportStreamsChunksThatImportBack) {
 }
 
 }  // namespace
-}  // namespace tunefarm::tuner::testing
+}  // namespace tunefarm::daemon::testing

@@ -5,7 +5,7 @@
 //   WaitForDeviceKey                  -- a job whose key no worker serves waits, bounded, holding no slot
 //   RunJob                            -- one job: a TuningLoop through the fleet
 //   Get / List / Cancel / WaitForChange / Drain
-#include "tunefarm/tuner/job_manager.h"
+#include "tunefarm/daemon/job_manager.h"
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
@@ -21,7 +21,16 @@
 #include "tunefarm/database/database.h"
 #include "tunefarm/database/record.h"
 
-namespace tunefarm::tuner {
+namespace tunefarm::daemon {
+
+// The search this file drives (tuner/).
+using tuner::MachineSpeed;
+using tuner::MakeTuneTask;
+using tuner::Progress;
+using tuner::TaskStatus;
+using tuner::TuneOptions;
+using tuner::TuneTask;
+using tuner::TuningLoop;
 
 using nlohmann::json;
 
@@ -541,4 +550,4 @@ void JobManager::Drain(double timeout_s) {
   }
 }
 
-}  // namespace tunefarm::tuner
+}  // namespace tunefarm::daemon

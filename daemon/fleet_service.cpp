@@ -3,7 +3,7 @@
 //   ValidateRegister        -- what a registration must look like
 //   Connect                 -- one session: register, writer thread, read loop
 //   MonitorLeases/Shutdown  -- ending silent sessions
-#include "tunefarm/tuner/fleet_service.h"
+#include "tunefarm/daemon/fleet_service.h"
 
 #include <deque>
 
@@ -12,9 +12,9 @@
 #include "tunefarm/compiler/target.h"
 #include "tunefarm/compiler/trace.h"
 #include "tunefarm/rpc/convert.h"
-#include "tunefarm/tuner/log_service.h"
+#include "tunefarm/daemon/log_service.h"
 
-namespace tunefarm::tuner {
+namespace tunefarm::daemon {
 
 namespace {
 
@@ -241,4 +241,4 @@ grpc::Status FleetServiceImpl::Connect(grpc::ServerContext* context,
   return result;
 }
 
-}  // namespace tunefarm::tuner
+}  // namespace tunefarm::daemon

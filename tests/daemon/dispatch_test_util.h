@@ -10,9 +10,9 @@
 #include <thread>
 #include <vector>
 
-#include "tunefarm/tuner/fleet_dispatcher.h"
+#include "tunefarm/daemon/fleet_dispatcher.h"
 
-namespace tunefarm::tuner::testing {
+namespace tunefarm::daemon::testing {
 
 struct FakeWorker {
   std::mutex mu;
@@ -43,4 +43,4 @@ bool Eventually(Pred pred) {
   return pred();
 }
 
-}  // namespace tunefarm::tuner::testing
+}  // namespace tunefarm::daemon::testing

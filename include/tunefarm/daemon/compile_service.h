@@ -41,10 +41,10 @@
 #include "tunefarm/common/status.h"
 #include "tunefarm/rpc/security.h"
 #include "tunefarm/tuner/kernel_build.h"
-#include "tunefarm/tuner/log_service.h"
+#include "tunefarm/daemon/log_service.h"
 #include "tunefarm/v1/compile.grpc.pb.h"
 
-namespace tunefarm::tuner {
+namespace tunefarm::daemon {
 
 // Limits of a CompileRequest.
 inline constexpr size_t kMaxWorkloadTextBytes = 64 * 1024;
@@ -85,11 +85,11 @@ class CompileServiceImpl final : public v1::Compile::Service {
   struct Entry {
     bool done = false;                          // GUARDED_BY(mu_)
     Status status;                              // GUARDED_BY(mu_); the build's error when done
-    std::shared_ptr<const BuiltKernel> kernel;  // GUARDED_BY(mu_); set when done and OK
+    std::shared_ptr<const tuner::BuiltKernel> kernel;  // GUARDED_BY(mu_); set when done and OK
     std::list<std::string>::iterator lru;       // GUARDED_BY(mu_); valid when done and cached
   };
   struct Answer {
-    std::shared_ptr<const BuiltKernel> kernel;
+    std::shared_ptr<const tuner::BuiltKernel> kernel;
     bool cached = false;
   };
 
@@ -99,7 +99,7 @@ class CompileServiceImpl final : public v1::Compile::Service {
   // The kernel for `key`, built by `build` unless cached or in flight.
   // Waiting for another request's build ends early if `context` is cancelled.
   Result<Answer> GetOrBuild(const std::string& key, grpc::ServerContext* context,
-                            const std::function<Result<BuiltKernel>()>& build);
+                            const std::function<Result<tuner::BuiltKernel>()>& build);
   void EvictLocked();  // requires mu_
 
   const TuningLogRef log_;
@@ -115,4 +115,4 @@ class CompileServiceImpl final : public v1::Compile::Service {
   std::list<std::string> lru_;  // GUARDED_BY(mu_); keys of done entries, most recent first
 };
 
-}  // namespace tunefarm::tuner
+}  // namespace tunefarm::daemon

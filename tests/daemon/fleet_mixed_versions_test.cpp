@@ -11,14 +11,19 @@
 #include <thread>
 
 #include "dispatch_test_util.h"
-#include "sketch_test_util.h"
+#include "../tuner/sketch_test_util.h"
 #include "tunefarm/compiler/trace.h"
-#include "tunefarm/tuner/fleet_dispatcher.h"
-#include "tunefarm/tuner/fleet_service.h"
+#include "tunefarm/daemon/fleet_dispatcher.h"
+#include "tunefarm/daemon/fleet_service.h"
 #include "tunefarm/tuner/search.h"
 #include "tunefarm/tuner/sketch.h"
 
-namespace tunefarm::tuner {
+namespace tunefarm::daemon {
+
+// The search this file drives (tuner/).
+using tuner::EvolutionarySearch;
+using tuner::MakeSketchPolicy;
+using tuner::SearchOptions;
 namespace {
 
 using testing::Eventually;
@@ -206,7 +211,7 @@ TEST(FleetMixedVersions, RegistrationsListTheirInstructionsOrAreTakenAsOlder) {
 }
 
 TEST(FleetMixedVersions, WithoutPadInputTheSketchNeverPads) {
-  ir::PrimFunc f = testing::ShrunkDefault(std::string(TUNEFARM_SOURCE_DIR) + "/configs/workloads/c2d_resnet_3x3.tf");
+  ir::PrimFunc f = tuner::testing::ShrunkDefault(std::string(TUNEFARM_SOURCE_DIR) + "/configs/workloads/c2d_resnet_3x3.tf");
   auto pads = [&](const std::set<std::string>* replayable) {
     auto policy = MakeSketchPolicy(Target::Host(), std::string(TUNEFARM_SOURCE_DIR) + "/configs", replayable);
     EXPECT_TRUE(policy.ok()) << policy.status().ToString();
@@ -226,4 +231,4 @@ TEST(FleetMixedVersions, WithoutPadInputTheSketchNeverPads) {
 }
 
 }  // namespace
-}  // namespace tunefarm::tuner
+}  // namespace tunefarm::daemon

@@ -1,6 +1,6 @@
 // FleetDispatcher without gRPC: workers are SendFn callbacks that record what
 // they were sent, so the dispatch rules are tested exactly.
-#include "tunefarm/tuner/fleet_dispatcher.h"
+#include "tunefarm/daemon/fleet_dispatcher.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 
 #include "dispatch_test_util.h"
 
-namespace tunefarm::tuner {
+namespace tunefarm::daemon {
 namespace {
 
 using testing::Eventually;
@@ -206,4 +206,4 @@ TEST(FleetDispatcher, SilentWorkersAreReported) {
 }
 
 }  // namespace
-}  // namespace tunefarm::tuner
+}  // namespace tunefarm::daemon

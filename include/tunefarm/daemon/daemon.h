@@ -14,7 +14,7 @@
 #include "tunefarm/common/status.h"
 #include "tunefarm/rpc/fleet_config.h"
 
-namespace tunefarm::tuner {
+namespace tunefarm::daemon {
 
 class Daemon {
  public:
@@ -34,4 +34,4 @@ class Daemon {
   std::unique_ptr<Parts> parts_;
 };
 
-}  // namespace tunefarm::tuner
+}  // namespace tunefarm::daemon

@@ -16,11 +16,14 @@
 #include "tunefarm/compiler/workload_parser.h"
 #include "tunefarm/database/layered_database.h"
 #include "tunefarm/rpc/server_setup.h"
-#include "tunefarm/tuner/compile_service.h"
-#include "tunefarm/tuner/log_service.h"
+#include "tunefarm/daemon/compile_service.h"
+#include "tunefarm/daemon/log_service.h"
 #include "tunefarm/tuner/tuning_loop.h"
 
-namespace tunefarm::tuner::testing {
+namespace tunefarm::daemon::testing {
+
+// The search this file drives (tuner/).
+using tuner::RecordTarget;
 
 inline constexpr char kToken[] = "a-token-of-16-chars-or-more";
 inline constexpr double kDeadlineS = 120;  // compiles on a loaded 2-core machine
@@ -162,4 +165,4 @@ inline Workload ParseOrDie(const std::string& text) {
   return w.ok() ? *w : Workload{};
 }
 
-}  // namespace tunefarm::tuner::testing
+}  // namespace tunefarm::daemon::testing

@@ -2,7 +2,7 @@
 // through the inner measurer, and answers build failures itself. First with a
 // recording inner measurer (what is dispatched, exactly), then with a real
 // LocalMeasurer and runner (the objects load, run and check).
-#include "tunefarm/tuner/tuner_side_build.h"
+#include "tunefarm/daemon/tuner_side_build.h"
 
 #include <elf.h>
 #include <gtest/gtest.h>
@@ -15,7 +15,7 @@
 #include "service_test_util.h"
 #include "tunefarm/worker/local_measurer.h"
 
-namespace tunefarm::tuner::testing {
+namespace tunefarm::daemon::testing {
 namespace {
 
 // Records what it is asked to measure; answers from `answer`, or with one
@@ -198,4 +198,4 @@ TEST(TunerSideBuildTest, RealRunnerMeasuresTheObjects) {
 }
 
 }  // namespace
-}  // namespace tunefarm::tuner::testing
+}  // namespace tunefarm::daemon::testing

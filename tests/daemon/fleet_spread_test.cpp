@@ -14,11 +14,11 @@
 #include <vector>
 
 #include "tunefarm/rpc/server_setup.h"
-#include "tunefarm/tuner/fleet_dispatcher.h"
-#include "tunefarm/tuner/fleet_service.h"
+#include "tunefarm/daemon/fleet_dispatcher.h"
+#include "tunefarm/daemon/fleet_service.h"
 #include "tunefarm/worker/fleet_worker.h"
 
-namespace tunefarm::tuner {
+namespace tunefarm::daemon {
 namespace {
 
 constexpr double kLatencyMs = 40;  // per candidate
@@ -101,4 +101,4 @@ TEST(FleetSpread, FourWorkersMeasureABatchInAtMostAThirdOfOnesTime) {
 }
 
 }  // namespace
-}  // namespace tunefarm::tuner
+}  // namespace tunefarm::daemon

@@ -1,7 +1,7 @@
 // The Compile service (compile_service.h): request validation, the miss
 // policy (default schedule, NOT_FOUND, or a tuning job), and the
 // single-flight LRU cache in front of tuner::BuildKernel.
-#include "tunefarm/tuner/compile_service.h"
+#include "tunefarm/daemon/compile_service.h"
 
 #include <chrono>
 #include <utility>
@@ -10,7 +10,16 @@
 #include "tunefarm/compiler/lower.h"
 #include "tunefarm/compiler/workload_parser.h"
 
-namespace tunefarm::tuner {
+namespace tunefarm::daemon {
+
+// The search this file drives (tuner/).
+using tuner::BuildKernel;
+using tuner::BuiltKernel;
+using tuner::KernelBuildOptions;
+using tuner::KernelRecordTarget;
+using tuner::NoRecordReplays;
+using tuner::PassedOverRecord;
+using tuner::TraceReplaysOn;
 
 namespace {
 
@@ -287,4 +296,4 @@ void CompileServiceImpl::EvictLocked() {
   }
 }
 
-}  // namespace tunefarm::tuner
+}  // namespace tunefarm::daemon

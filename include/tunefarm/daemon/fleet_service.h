@@ -19,10 +19,10 @@
 
 #include "tunefarm/rpc/fleet_config.h"
 #include "tunefarm/rpc/security.h"
-#include "tunefarm/tuner/fleet_dispatcher.h"
+#include "tunefarm/daemon/fleet_dispatcher.h"
 #include "tunefarm/v1/fleet.grpc.pb.h"
 
-namespace tunefarm::tuner {
+namespace tunefarm::daemon {
 
 class FleetServiceImpl final : public v1::Fleet::Service {
  public:
@@ -55,4 +55,4 @@ grpc::Status ValidateRegister(const v1::Register& reg);
 // versions replay (all of today's but pad_input, added after them).
 std::set<std::string> TraceInstructionsOf(const v1::Register& reg);
 
-}  // namespace tunefarm::tuner
+}  // namespace tunefarm::daemon

@@ -5,11 +5,11 @@
 #pragma once
 
 #include "tunefarm/rpc/security.h"
-#include "tunefarm/tuner/fleet_dispatcher.h"
-#include "tunefarm/tuner/job_manager.h"
+#include "tunefarm/daemon/fleet_dispatcher.h"
+#include "tunefarm/daemon/job_manager.h"
 #include "tunefarm/v1/tuner.grpc.pb.h"
 
-namespace tunefarm::tuner {
+namespace tunefarm::daemon {
 
 class TunerServiceImpl final : public v1::Tuner::Service {
  public:
@@ -37,4 +37,4 @@ v1::Job ToProto(const JobView& view);
 // A SubmitJobRequest as a JobSpec (defaults filled in; not yet validated).
 JobSpec JobSpecFromRequest(const v1::SubmitJobRequest& request);
 
-}  // namespace tunefarm::tuner
+}  // namespace tunefarm::daemon

@@ -1,6 +1,6 @@
 // The TuningLog service (log_service.h) and the request checks it shares
 // with the Compile service.
-#include "tunefarm/tuner/log_service.h"
+#include "tunefarm/daemon/log_service.h"
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -15,7 +15,11 @@
 #include "tunefarm/common/quote.h"
 #include "tunefarm/tuner/kernel_build.h"
 
-namespace tunefarm::tuner {
+namespace tunefarm::daemon {
+
+// The search this file drives (tuner/).
+using tuner::KernelRecordTarget;
+using tuner::LookupIn;
 
 namespace {
 
@@ -267,4 +271,4 @@ grpc::Status TuningLogServiceImpl::Export(grpc::ServerContext* context, const v1
   return grpc::Status::OK;
 }
 
-}  // namespace tunefarm::tuner
+}  // namespace tunefarm::daemon

@@ -1,11 +1,14 @@
 // The Tuner gRPC service (tuner_service.h): thin handlers over JobManager.
-#include "tunefarm/tuner/tuner_service.h"
+#include "tunefarm/daemon/tuner_service.h"
 
 #include "tunefarm/common/quote.h"
 #include "tunefarm/compiler/trace.h"
 #include "tunefarm/database/database.h"
 
-namespace tunefarm::tuner {
+namespace tunefarm::daemon {
+
+// The search this file drives (tuner/).
+using tuner::TaskStatus;
 
 v1::Job ToProto(const JobView& view) {
   v1::Job job;
@@ -148,4 +151,4 @@ grpc::Status TunerServiceImpl::FleetStatus(grpc::ServerContext* context, const v
   return grpc::Status::OK;
 }
 
-}  // namespace tunefarm::tuner
+}  // namespace tunefarm::daemon

@@ -25,7 +25,7 @@
 #include "tunefarm/rpc/security.h"
 #include "tunefarm/v1/log.grpc.pb.h"
 
-namespace tunefarm::tuner {
+namespace tunefarm::daemon {
 
 // A borrowed tuning log, layered (user over system) or plain (the user layer
 // only): what the Compile and TuningLog services read. Copyable; thread-safe
@@ -100,4 +100,4 @@ Status CheckFingerprint(const v1::HardwareFingerprint& fingerprint, const std::s
 inline constexpr int kMaxFingerprintFeatures = 1024;
 inline constexpr int64_t kMaxFingerprintCores = 1 << 20;
 
-}  // namespace tunefarm::tuner
+}  // namespace tunefarm::daemon

@@ -34,7 +34,7 @@
 
 #include "tunefarm/measure/measure.h"
 
-namespace tunefarm::tuner {
+namespace tunefarm::daemon {
 
 struct TunerSideBuildOptions {
   int build_threads = 0;  // threads compiling one batch; 0: the number of CPUs
@@ -67,4 +67,4 @@ struct CandidateBuild {
 };
 CandidateBuild BuildCandidateObject(const MeasureInput& input, size_t max_object_bytes = 0);
 
-}  // namespace tunefarm::tuner
+}  // namespace tunefarm::daemon

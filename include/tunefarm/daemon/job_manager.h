@@ -30,15 +30,15 @@
 
 #include "tunefarm/common/status.h"
 #include "tunefarm/database/job.h"
-#include "tunefarm/tuner/fleet_dispatcher.h"
-#include "tunefarm/tuner/tuner_side_build.h"
+#include "tunefarm/daemon/fleet_dispatcher.h"
+#include "tunefarm/daemon/tuner_side_build.h"
 #include "tunefarm/tuner/tuning_loop.h"
 
 namespace tunefarm::database {
 class Database;
 }
 
-namespace tunefarm::tuner {
+namespace tunefarm::daemon {
 
 // What a job tunes. Stored as JSON in JobState::spec.
 struct JobSpec {
@@ -67,7 +67,7 @@ Result<JobSpec> JobSpecFromJson(const std::string& json);
 struct JobView {
   database::JobState state;
   std::string device_key;
-  std::vector<TaskStatus> tasks;  // empty until the job has started
+  std::vector<tuner::TaskStatus> tasks;  // empty until the job has started
   double elapsed_s = 0, eta_s = 0;
   uint64_t version = 0;           // grows on every change
   // Set while the job waits for a worker of its device key (none connected):
@@ -138,4 +138,4 @@ class JobManager {
   bool draining_ = false;                             // GUARDED_BY(mu_)
 };
 
-}  // namespace tunefarm::tuner
+}  // namespace tunefarm::daemon

@@ -10,9 +10,9 @@
 #include "../grpc_probes.h"
 #include "service_test_util.h"
 #include "tunefarm/common/quote.h"
-#include "tunefarm/tuner/job_manager.h"
+#include "tunefarm/daemon/job_manager.h"
 
-namespace tunefarm::tuner::testing {
+namespace tunefarm::daemon::testing {
 namespace {
 
 using grpc_probes::Health;
@@ -248,4 +248,4 @@ TEST(RequestLimitsTest, ReflectionListsTheServicesAndDescribesThem) {
 }
 
 }  // namespace
-}  // namespace tunefarm::tuner::testing
+}  // namespace tunefarm::daemon::testing
