@@ -49,9 +49,9 @@ llvm::Value* CodeGenLLVM::EmitExpr(const ir::Expr& e) {
     }
     case K::kLoad: return EmitLoad(e.as<ir::Load>());
     case K::kCall: return EmitCall(e.as<ir::Call>());
-    default:
-      return Fail(Status::Internal(std::string("codegen: unexpected expression node ") + ir::IRNodeKindName(e.kind())));
+    TF_STMT_KIND_CASES break;  // not expressions
   }
+  return Fail(Status::Internal(std::string("codegen: unexpected expression node ") + ir::IRNodeKindName(e.kind())));
 }
 
 llvm::Value* CodeGenLLVM::EmitBinary(const ir::ExprNode* op, const ir::Expr& ea, const ir::Expr& eb) {

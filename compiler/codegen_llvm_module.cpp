@@ -212,8 +212,9 @@ bool MayFault(const ir::Expr& e) {
         if (MayFault(arg)) return true;
       }
       return false;
-    default: return true;
+    TF_STMT_KIND_CASES break;  // not expressions
   }
+  return true;  // unknown: assume it may
 }
 
 }  // namespace tunefarm::codegen

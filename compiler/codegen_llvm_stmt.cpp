@@ -41,8 +41,9 @@ void CodeGenLLVM::EmitStmt(const ir::Stmt& s) {
       Fail(Status::Internal("codegen: Block '" + s.as<ir::Block>()->name +
                             "' reached code generation; LowerForCodegen must remove blocks first"));
       return;
-    default:
+    TF_EXPR_KIND_CASES  // not statements
       Fail(Status::Internal(std::string("codegen: unexpected statement node ") + ir::IRNodeKindName(s.kind())));
+      return;
   }
 }
 

@@ -39,7 +39,9 @@ void ForEachChild(const ir::Expr& e, const std::function<void(const ir::Expr&)>&
     case K::kCast: f(e.as<ir::Cast>()->value); return;
     case K::kLoad: for (const auto& i : e.as<ir::Load>()->indices) f(i); return;
     case K::kCall: for (const auto& a : e.as<ir::Call>()->args) f(a); return;
-    default: return;
+    case K::kIntImm: case K::kFloatImm: case K::kVariable:  // leaves
+    TF_STMT_KIND_CASES  // not expressions
+      return;
   }
 }
 
@@ -81,7 +83,12 @@ std::optional<int64_t> StrideOf(const ir::Expr& e, const StrideMap& strides) {
       if (cast->dtype.is_integer() && cast->value.dtype().is_integer()) return StrideOf(cast->value, strides);
       break;
     }
-    default: break;
+    // No affine stride of their own: uniform unless a child varies (below).
+    case K::kDiv: case K::kMod: case K::kMin: case K::kMax: case K::kEQ: case K::kNE: case K::kLT:
+    case K::kLE: case K::kGT: case K::kGE: case K::kAnd: case K::kOr: case K::kNot: case K::kSelect:
+    case K::kLoad: case K::kCall:
+    TF_STMT_KIND_CASES  // not expressions
+      break;
   }
   return UsesVarying(e, strides) ? std::nullopt : std::optional<int64_t>(0);
 }
@@ -136,7 +143,7 @@ class Legality {
       }
       case K::kSeqStmt: for (const auto& x : s.as<ir::SeqStmt>()->seq) Check(x); return;
       case K::kEvaluate: Expr(s.as<ir::Evaluate>()->value); return;
-      default: reason = "unsupported statement"; return;
+      TF_EXPR_KIND_CASES reason = "unsupported statement"; return;  // not statements
     }
   }
 

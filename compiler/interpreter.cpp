@@ -84,7 +84,7 @@ class Interpreter {
         return;
       case IRNodeKind::kBlock: return ExecBlock(s.as<Block>());
       case IRNodeKind::kEvaluate: Eval(s.as<Evaluate>()->value); return;
-      default: Fail(Status::Internal(std::string("interpreter: unexpected statement ") + IRNodeKindName(s.kind())));
+      TF_EXPR_KIND_CASES Fail(Status::Internal(std::string("interpreter: unexpected statement ") + IRNodeKindName(s.kind())));
     }
   }
 
@@ -283,9 +283,9 @@ class Interpreter {
         return ReadElement(LookupBuffer(b) + offset * b->dtype.bytes(), b->dtype);
       }
       case IRNodeKind::kCall: return EvalCall(e.as<Call>());
-      default:
-        Fail(Status::Internal(std::string("interpreter: unexpected expression ") + IRNodeKindName(e.kind())));
+      TF_STMT_KIND_CASES break;  // not expressions
     }
+    Fail(Status::Internal(std::string("interpreter: unexpected expression ") + IRNodeKindName(e.kind())));
   }
 
   Scalar EvalCast(const Cast* op) {

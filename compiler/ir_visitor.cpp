@@ -12,7 +12,7 @@ void IRVisitor::Visit(const Expr& e) {
   case IRNodeKind::k##name: return Visit##name(static_cast<const name*>(e.get()));
     TF_EXPR_NODES(TF_DISPATCH)
 #undef TF_DISPATCH
-    default: return;
+    TF_STMT_KIND_CASES return;  // not an expression
   }
 }
 
@@ -23,7 +23,7 @@ void IRVisitor::Visit(const Stmt& s) {
   case IRNodeKind::k##name: return Visit##name(static_cast<const name*>(s.get()));
     TF_STMT_NODES(TF_DISPATCH)
 #undef TF_DISPATCH
-    default: return;
+    TF_EXPR_KIND_CASES return;  // not a statement
   }
 }
 
@@ -91,8 +91,9 @@ Expr IRMutator::Mutate(const Expr& e) {
   case IRNodeKind::k##name: return Mutate##name(static_cast<const name*>(e.get()), e);
     TF_EXPR_NODES(TF_DISPATCH)
 #undef TF_DISPATCH
-    default: return e;
+    TF_STMT_KIND_CASES break;  // not an expression
   }
+  return e;
 }
 
 Stmt IRMutator::Mutate(const Stmt& s) {
@@ -102,8 +103,9 @@ Stmt IRMutator::Mutate(const Stmt& s) {
   case IRNodeKind::k##name: return Mutate##name(static_cast<const name*>(s.get()), s);
     TF_STMT_NODES(TF_DISPATCH)
 #undef TF_DISPATCH
-    default: return s;
+    TF_EXPR_KIND_CASES break;  // not a statement
   }
+  return s;
 }
 
 namespace {

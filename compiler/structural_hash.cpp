@@ -80,7 +80,14 @@ uint64_t HashExpr(const Expr& e, const Naming& n) {
       break;
     }
     case IRNodeKind::kCall: h = Mix(h, uint64_t(e.as<ir::Call>()->op)); break;
-    default: break;
+    // Operators: their kind, dtype and children say all there is.
+    case IRNodeKind::kAdd: case IRNodeKind::kSub: case IRNodeKind::kMul: case IRNodeKind::kDiv:
+    case IRNodeKind::kMod: case IRNodeKind::kMin: case IRNodeKind::kMax: case IRNodeKind::kEQ:
+    case IRNodeKind::kNE: case IRNodeKind::kLT: case IRNodeKind::kLE: case IRNodeKind::kGT:
+    case IRNodeKind::kGE: case IRNodeKind::kAnd: case IRNodeKind::kOr: case IRNodeKind::kNot:
+    case IRNodeKind::kSelect: case IRNodeKind::kCast:
+    TF_STMT_KIND_CASES  // not expressions
+      break;
   }
   std::vector<Expr> children = wl::ExprChildren(e);
   h = Mix(h, children.size());
@@ -133,7 +140,14 @@ bool EqualExpr(const Expr& a, const Naming& na, const Expr& b, const Naming& nb)
     case IRNodeKind::kCall:
       if (a.as<ir::Call>()->op != b.as<ir::Call>()->op) return false;
       break;
-    default: break;
+    // Operators: their kind, dtype and children say all there is.
+    case IRNodeKind::kAdd: case IRNodeKind::kSub: case IRNodeKind::kMul: case IRNodeKind::kDiv:
+    case IRNodeKind::kMod: case IRNodeKind::kMin: case IRNodeKind::kMax: case IRNodeKind::kEQ:
+    case IRNodeKind::kNE: case IRNodeKind::kLT: case IRNodeKind::kLE: case IRNodeKind::kGT:
+    case IRNodeKind::kGE: case IRNodeKind::kAnd: case IRNodeKind::kOr: case IRNodeKind::kNot:
+    case IRNodeKind::kSelect: case IRNodeKind::kCast:
+    TF_STMT_KIND_CASES  // not expressions
+      break;
   }
   std::vector<Expr> ca = wl::ExprChildren(a), cb = wl::ExprChildren(b);
   if (ca.size() != cb.size()) return false;

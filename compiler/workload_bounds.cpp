@@ -206,9 +206,14 @@ class Bounder {
         if (!t || !f) return std::nullopt;
         return Range{std::min(t->lo, f->lo), std::max(t->hi, f->hi)};
       }
-      default:
+      // Unknown: a float, a comparison or logic value, a load's or a call's.
+      case IRNodeKind::kFloatImm: case IRNodeKind::kEQ: case IRNodeKind::kNE: case IRNodeKind::kLT:
+      case IRNodeKind::kLE: case IRNodeKind::kGT: case IRNodeKind::kGE: case IRNodeKind::kAnd:
+      case IRNodeKind::kOr: case IRNodeKind::kNot: case IRNodeKind::kLoad: case IRNodeKind::kCall:
+      TF_STMT_KIND_CASES  // not expressions
         return std::nullopt;
     }
+    return std::nullopt;
   }
 
   const VarRanges& vars_;
@@ -253,7 +258,9 @@ void CollectVars(const Expr& e, std::vector<const ir::Variable*>* out) {
     case IRNodeKind::kCall:
       for (const Expr& a : e.as<ir::Call>()->args) CollectVars(a, out);
       return;
-    default: return;
+    case IRNodeKind::kIntImm: case IRNodeKind::kFloatImm:
+    TF_STMT_KIND_CASES  // constants and statements mention no variable
+      return;
   }
 }
 

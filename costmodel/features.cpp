@@ -145,7 +145,8 @@ void OpCounter::Count(const Expr& e) {
       for (const Expr& a : op->args) Count(a);
       return;
     }
-    default: return;
+    TF_STMT_KIND_CASES  // not expressions
+      return;
   }
 }
 
@@ -215,7 +216,11 @@ void Extractor::Walk(const Stmt& s) {
       Walk(op->body);
       return;
     }
-    default: return;
+    // An evaluated expression computes nothing a kernel keeps; expressions are
+    // reached through the statements that hold them.
+    case IRNodeKind::kEvaluate:
+    TF_EXPR_KIND_CASES
+      return;
   }
 }
 

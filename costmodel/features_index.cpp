@@ -68,8 +68,15 @@ bool Linearize(const Expr& e, int64_t scale, const LoopStack& loops, IndexForm* 
       form->atoms[static_cast<size_t>(form->num_atoms++)] = {&e, scale, m};
       return true;
     }
-    default: return false;
+    // Not affine in the loop variables: a float, a comparison or logic value,
+    // a load's or a call's.
+    case IRNodeKind::kFloatImm: case IRNodeKind::kEQ: case IRNodeKind::kNE: case IRNodeKind::kLT:
+    case IRNodeKind::kLE: case IRNodeKind::kGT: case IRNodeKind::kGE: case IRNodeKind::kAnd:
+    case IRNodeKind::kOr: case IRNodeKind::kNot: case IRNodeKind::kLoad: case IRNodeKind::kCall:
+    TF_STMT_KIND_CASES  // not expressions
+      break;
   }
+  return false;
 }
 
 Interval Combine(IRNodeKind k, Interval a, Interval b) {
@@ -132,8 +139,15 @@ Interval EvalInterval(const Expr& e, const LoopStack& loops, VaryingLoops varyin
       TF_INTERVAL_BINARY(Min)
       TF_INTERVAL_BINARY(Max)
 #undef TF_INTERVAL_BINARY
-    default: return Interval::Unbounded();  // loads in indices, floats: unknown
+    // Not affine in the loop variables: a float, a comparison or logic value,
+    // a load's or a call's.
+    case IRNodeKind::kFloatImm: case IRNodeKind::kEQ: case IRNodeKind::kNE: case IRNodeKind::kLT:
+    case IRNodeKind::kLE: case IRNodeKind::kGT: case IRNodeKind::kGE: case IRNodeKind::kAnd:
+    case IRNodeKind::kOr: case IRNodeKind::kNot: case IRNodeKind::kLoad: case IRNodeKind::kCall:
+    TF_STMT_KIND_CASES  // not expressions
+      break;
   }
+  return Interval::Unbounded();  // loads in indices, floats: unknown
 }
 
 uint64_t LoopVarMask(const Expr& e, const LoopStack& loops) {
@@ -171,8 +185,10 @@ uint64_t LoopVarMask(const Expr& e, const LoopStack& loops) {
       TF_MASK_BINARY(Min) TF_MASK_BINARY(Max) TF_MASK_BINARY(EQ) TF_MASK_BINARY(NE) TF_MASK_BINARY(LT)
       TF_MASK_BINARY(LE) TF_MASK_BINARY(GT) TF_MASK_BINARY(GE) TF_MASK_BINARY(And) TF_MASK_BINARY(Or)
 #undef TF_MASK_BINARY
-    default: return 0;
+    TF_STMT_KIND_CASES  // not expressions
+      break;
   }
+  return 0;
 }
 
 void AnalyzeIndex(const Expr& e, const LoopStack& loops, IndexForm* out) {

@@ -74,6 +74,15 @@ enum class IRNodeKind : uint8_t {
 
 const char* IRNodeKindName(IRNodeKind kind);
 
+// Case labels for every expression / statement kind. A pass's switch over
+// node kinds has no `default:`: it names each kind it handles, and an
+// expression switch lists the statement kinds (TF_STMT_KIND_CASES) where it
+// would have had a default, so a new node kind is an error (-Werror=switch)
+// in every switch that does not say what to do with it.
+#define TF_KIND_CASE(name) case ::tunefarm::ir::IRNodeKind::k##name:
+#define TF_EXPR_KIND_CASES TF_EXPR_NODES(TF_KIND_CASE)
+#define TF_STMT_KIND_CASES TF_STMT_NODES(TF_KIND_CASE)
+
 struct IRNode {
   explicit IRNode(IRNodeKind k) : kind(k) {}
   virtual ~IRNode() = default;
