@@ -489,23 +489,4 @@ Status TuningLoop::Run(std::vector<TuneTask> tasks, const std::atomic<bool>& sto
   return ConfirmLastBests(stop, report);
 }
 
-Status TuningLoop::ConfirmLastBests(const std::atomic<bool>& stop,
-                                    const std::function<void(size_t task, bool final_round)>& report) {
-  // The closing round's reserve covers two confirmations per task; a best that
-  // falls back when measured again can hand the lead to another trace
-  // measured once, and no job ends on such a best: it is measured again past
-  // the budget. Each trace at most once, so this ends.
-  for (size_t i = 0; i < states_.size(); ++i) {
-    TaskState& state = *states_[i];
-    while (state.unconfirmed_best && !stop) {
-      state.confirm_tried.insert(state.unconfirmed_best->trace.ToText());
-      std::vector<Candidate> batch{std::move(*state.unconfirmed_best)};
-      state.unconfirmed_best.reset();
-      TF_RETURN_IF_ERROR(MeasureAndRecord(state, status_[i], std::move(batch), options_.measure, 1));
-      if (report) report(i, false);
-    }
-  }
-  return Status::OK();
-}
-
 }  // namespace tunefarm::tuner
