@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "tunefarm/compiler/floor_div.h"
 #include "tunefarm/compiler/ir_printer.h"
 
 namespace tunefarm {
@@ -47,12 +48,6 @@ double RoundFloat(double v, DataType t) {
   return v;
 }
 
-int64_t FloorDiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-int64_t FloorMod(int64_t a, int64_t b) { return a - FloorDiv(a, b) * b; }
 
 class Interpreter {
  public:

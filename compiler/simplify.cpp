@@ -6,6 +6,7 @@
 // constants, cancels terms and removes identities. Known variable ranges let
 // floor div/mod, min/max and comparisons be decided. Float arithmetic is left
 // alone except for select/logic folding: reassociating floats changes results.
+#include "tunefarm/compiler/floor_div.h"
 #include "tunefarm/compiler/simplify.h"
 
 #include <algorithm>
@@ -16,12 +17,6 @@
 namespace tunefarm::ir {
 
 namespace {
-
-int64_t FloorDivInt(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
 
 // sum(coef * atom) + constant, atoms kept in first-seen order.
 struct LinearForm {
@@ -109,7 +104,7 @@ class Simplifier : public IRMutator {
     if (!cb || *cb <= 0 || a.dtype() != DataType::Index()) return self;
     int64_t c = *cb;
     if (const int64_t* ca = AsConstInt(a)) {
-      int64_t q = FloorDivInt(*ca, c);
+      int64_t q = FloorDiv(*ca, c);
       return IntImm::Make(a.dtype(), is_div ? q : *ca - q * c);
     }
     if (c == 1) return is_div ? a : IntImm::Make(a.dtype(), 0);
@@ -123,11 +118,11 @@ class Simplifier : public IRMutator {
         rest.AddTerm(atom, coef);
       }
     }
-    divisible.constant = FloorDivInt(f.constant, c);
+    divisible.constant = FloorDiv(f.constant, c);
     rest.constant = f.constant - divisible.constant * c;
     Expr rest_expr = FromLinear(rest, a.dtype());
     auto rb = Bound(rest_expr);
-    if (!rb || FloorDivInt(rb->min, c) != FloorDivInt(rb->max, c)) {
+    if (!rb || FloorDiv(rb->min, c) != FloorDiv(rb->max, c)) {
       // Floor division and modulo are exact on the multiple of c whatever
       // the rest is: (c*q + r) / c = q + r / c and (c*q + r) % c = r % c.
       // Why: a transposed convolution's tap (2*h_3 + h_1 + 1) % 2, with h_3
@@ -138,7 +133,7 @@ class Simplifier : public IRMutator {
       if (!is_div) return Mod::Make(rest_expr, c_expr);
       return Mutate(Add::Make(FromLinear(divisible, a.dtype()), Div::Make(rest_expr, c_expr)));
     }
-    int64_t qlo = FloorDivInt(rb->min, c);
+    int64_t qlo = FloorDiv(rb->min, c);
     if (is_div) {
       divisible.constant += qlo;
       return FromLinear(divisible, a.dtype());
@@ -324,14 +319,14 @@ std::optional<Interval> BoundOf(const Expr& e, const RangeMap& ranges) {
     auto a = BoundOf(op->a, ranges);
     const int64_t* c = AsConstInt(op->b);
     if (!a || !c || *c <= 0) return std::nullopt;
-    return Interval{FloorDivInt(a->min, *c), FloorDivInt(a->max, *c)};
+    return Interval{FloorDiv(a->min, *c), FloorDiv(a->max, *c)};
   }
   if (const auto* op = e.as<Mod>()) {
     const int64_t* c = AsConstInt(op->b);
     if (!c || *c <= 0) return std::nullopt;
     auto a = BoundOf(op->a, ranges);
-    if (a && FloorDivInt(a->min, *c) == FloorDivInt(a->max, *c)) {
-      int64_t base = FloorDivInt(a->min, *c) * *c;
+    if (a && FloorDiv(a->min, *c) == FloorDiv(a->max, *c)) {
+      int64_t base = FloorDiv(a->min, *c) * *c;
       return Interval{a->min - base, a->max - base};
     }
     return Interval{0, *c - 1};

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "tunefarm/compiler/floor_div.h"
+
 namespace tunefarm::wl {
 namespace {
 
@@ -80,11 +82,7 @@ void Flatten(const Expr& cond, bool holds, int depth, std::vector<Atom>* atoms) 
   }
 }
 
-int64_t FloorDiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
+using ir::FloorDiv;
 
 class Bounder {
  public:

@@ -4,18 +4,14 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "tunefarm/compiler/floor_div.h"
+
 namespace tunefarm::costmodel::detail {
 
 using namespace ir;
 
 namespace {
 
-// Floor division and modulo, as the IR defines integer Div and Mod.
-int64_t FloorDiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-int64_t FloorMod(int64_t a, int64_t b) { return a - FloorDiv(a, b) * b; }
 
 bool MulOverflows(int64_t a, int64_t b, int64_t* out) { return __builtin_mul_overflow(a, b, out); }
 
