@@ -3,6 +3,7 @@
 #include "tunefarm/compiler/schedule.h"
 #include "tunefarm/compiler/trace.h"
 #include "tunefarm/compiler/workload_parser.h"
+#include "tunefarm/measure/timing.h"
 #include "tunefarm/tuner/kernel_build.h"
 
 #include <algorithm>
@@ -38,20 +39,18 @@ Result<Workload> LoadWorkload(const std::string& path, const std::vector<std::st
   return ParseWorkloadFile(path, options);
 }
 
-Result<TimingResult> TimeKernel(const PreparedCall& call, int repeat, double min_repeat_ms) {
+Result<TimingResult> TimeRun(const PreparedCall& call, int repeat, double min_repeat_ms) {
   using Clock = std::chrono::steady_clock;
-  TF_RETURN_IF_ERROR(call.Run());  // warm-up: page faults, caches, thread pool start
-  // Calibrate how many runs fill one group of min_repeat_ms.
+  // The warm-up (page faults, caches, the thread pool's start) is the
+  // runner's checked run; its time seeds the runs per group.
   auto t0 = Clock::now();
   TF_RETURN_IF_ERROR(call.Run());
-  double one = std::chrono::duration<double>(Clock::now() - t0).count();
-  int number = std::max(1, int(min_repeat_ms / 1e3 / std::max(one, 1e-9)));
+  const double first_run_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  MeasureOptions options;
+  options.repeat = std::max(1, repeat);
+  options.min_repeat_ms = min_repeat_ms;
   TimingResult r;
-  for (int g = 0; g < repeat; ++g) {
-    auto start = Clock::now();
-    for (int n = 0; n < number; ++n) TF_RETURN_IF_ERROR(call.Run());
-    r.seconds_per_run.push_back(std::chrono::duration<double>(Clock::now() - start).count() / number);
-  }
+  TF_ASSIGN_OR_RETURN(r.seconds_per_run, tunefarm::TimeKernel(call, options, first_run_seconds));
   std::vector<double> sorted = r.seconds_per_run;
   std::sort(sorted.begin(), sorted.end());
   r.best_seconds = sorted.front();

@@ -27,14 +27,16 @@ Result<Workload> LoadWorkload(const std::string& path, const std::vector<std::st
 
 struct TimingResult {
   std::vector<double> seconds_per_run;  // one entry per repeat group (mean of its runs)
-  double best_seconds = 0;
+  double best_seconds = 0;    // the fastest group: what a record of this run would keep
   double median_seconds = 0;
 };
 
-// Warm-up, then `repeat` groups of calls, each group running at least
-// min_repeat_ms. Constant inputs stay packed across calls, as a user's
-// inference loop and the tuner's measurements call a kernel (prepared_call.h).
-Result<TimingResult> TimeKernel(const PreparedCall& call, int repeat, double min_repeat_ms);
+// A warm-up call, then the runner's timing recipe (measure/timing.h):
+// `repeat` groups of calls, each running at least min_repeat_ms, so that the
+// time printed next to a record's is taken the way the record's was.
+// Constant inputs stay packed across calls, as a user's inference loop and
+// the tuner's measurements call a kernel (prepared_call.h).
+Result<TimingResult> TimeRun(const PreparedCall& call, int repeat, double min_repeat_ms);
 
 // The record `tunefarm compile --db` builds for `w` on `target`: the user log
 // over the system log (`system_db`, "" for the installed one), through the

@@ -77,14 +77,6 @@ class ReferenceCache {
 std::string ReferenceKey(const Workload& w, uint64_t seed);
 uint64_t Checksum(const std::vector<HostBuffer>& buffers);
 
-// The timing recipe, on a prepared call (its packing of constant inputs is
-// not timed): warm-up already done by the caller (the checked run);
-// then `repeat` groups of `number` runs, each group lasting at least
-// min_repeat_ms (number grows until it does), with an optional cache flush
-// before each group. Returns seconds per run, one entry per group.
-Result<std::vector<double>> TimeKernel(const PreparedCall& call, const MeasureOptions& options,
-                                       double first_run_seconds);
-
 // Seconds of a fixed arithmetic loop run once on each of the runtime's
 // current threads (the median of three calls, about a millisecond each,
 // after warm-up calls that settle the pool's threads on their cores):

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "runner.h"
+#include "tunefarm/measure/timing.h"
 #include "tunefarm/compiler/prepared_call.h"
 #include "tunefarm/compiler/target.h"
 #include "tunefarm/runtime/runtime.h"

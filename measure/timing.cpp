@@ -7,9 +7,9 @@
 #include <cstring>
 #include <vector>
 
-#include "runner.h"
+#include "tunefarm/measure/timing.h"
 
-namespace tunefarm::runner {
+namespace tunefarm {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -71,4 +71,4 @@ Result<std::vector<double>> TimeKernel(const PreparedCall& call, const MeasureOp
   return per_run;
 }
 
-}  // namespace tunefarm::runner
+}  // namespace tunefarm

@@ -1,0 +1,24 @@
+// The timing recipe (docs/measurement.md, "Timing recipe"), one for every
+// place tunefarm times a kernel it compares with the log: the runner that
+// measures candidates, and `tunefarm run`, which prints a record's logged
+// time next to today's.
+#pragma once
+
+#include <vector>
+
+#include "tunefarm/common/status.h"
+#include "tunefarm/compiler/prepared_call.h"
+#include "tunefarm/measure/measure.h"
+
+namespace tunefarm {
+
+// On a prepared call (its packing of constant inputs is not timed), warm-up
+// already done by the caller (the checked run, which took
+// `first_run_seconds`): `options.repeat` groups of `number` runs, each group
+// lasting at least min_repeat_ms (number grows until it does), with an
+// optional cache flush before each group. Returns seconds per run, one entry
+// per group; a record's time is the fastest of them (docs/database.md).
+Result<std::vector<double>> TimeKernel(const PreparedCall& call, const MeasureOptions& options,
+                                       double first_run_seconds);
+
+}  // namespace tunefarm
