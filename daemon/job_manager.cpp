@@ -1,5 +1,4 @@
 // Tuning jobs on the daemon (job_manager.h). Map:
-//   JobSpec validation and JSON       -- what is stored in the job table
 //   JobView <-> stored progress JSON  -- views of jobs from earlier daemon lives
 //   Submit / ResumeStored / Start     -- creating and starting job threads
 //   WaitForDeviceKey                  -- a job whose key no worker serves waits, bounded, holding no slot
@@ -13,7 +12,6 @@
 #include <cmath>
 #include <sstream>
 
-#include "tunefarm/common/quote.h"
 #include "tunefarm/compiler/target.h"
 #include "tunefarm/compiler/toolchain.h"
 #include "tunefarm/compiler/workload_parser.h"
@@ -35,17 +33,6 @@ using tuner::TuningLoop;
 using nlohmann::json;
 
 namespace {
-
-constexpr size_t kMaxWorkloads = 64;
-constexpr size_t kMaxWorkloadBytes = 64 * 1024;
-
-bool ValidId(const std::string& id) {
-  if (id.empty() || id.size() > 64) return false;
-  for (char c : id) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') return false;
-  }
-  return true;
-}
 
 json TasksToJson(const std::vector<TaskStatus>& tasks) {
   json arr = json::array();
@@ -94,74 +81,6 @@ std::string KeyList(const std::vector<std::string>& keys) {
 }
 
 }  // namespace
-
-Status ValidateJobId(std::string_view id, std::string_view field) {
-  if (ValidId(std::string(id))) return Status::OK();
-  if (id.empty()) return Status::InvalidArgument(std::string(field) + ": is required");
-  return Status::InvalidArgument(std::string(field) + ": " + QuoteInput(id) + " is not a job id (use 1 to 64 of [A-Za-z0-9_.-])");
-}
-
-Status ValidateJobSpec(const JobSpec& spec) {
-  if (spec.workloads.empty()) return Status::InvalidArgument("workloads: a job needs at least one workload");
-  if (spec.workloads.size() > kMaxWorkloads) {
-    return Status::InvalidArgument("workloads: at most " + std::to_string(kMaxWorkloads) + " per job, got " +
-                                   std::to_string(spec.workloads.size()));
-  }
-  for (size_t i = 0; i < spec.workloads.size(); ++i) {
-    std::string field = "workloads[" + std::to_string(i) + "]";
-    if (spec.workloads[i].size() > kMaxWorkloadBytes) {
-      return Status::InvalidArgument(field + ": larger than 64 KiB");
-    }
-    ParseOptions po;
-    po.source_name = field;
-    auto w = ParseWorkload(spec.workloads[i], po);
-    if (!w.ok()) return Status::InvalidArgument(w.status().message());
-  }
-  auto target = ParseTargetField("target", spec.target);
-  if (!target.ok()) return target.status();
-  if (spec.device_key.empty()) return Status::InvalidArgument("device_key: required (the workers that measure the job)");
-  for (char c : spec.device_key) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.' && c != ':') {
-      return Status::InvalidArgument("device_key: may hold only letters, digits and - _ . :");
-    }
-  }
-  if (spec.device_key.size() > 128) return Status::InvalidArgument("device_key: longer than 128 characters");
-  if (spec.trials < 1 || spec.trials > 100000) return Status::InvalidArgument("trials: must be in 1..100000");
-  if (spec.batch_size < 1 || spec.batch_size > 1024) return Status::InvalidArgument("batch_size: must be in 1..1024");
-  if (spec.repeat < 1 || spec.repeat > 100) return Status::InvalidArgument("measure.repeat: must be in 1..100");
-  if (!(spec.min_repeat_ms >= 0 && spec.min_repeat_ms <= 10000)) {
-    return Status::InvalidArgument("measure.min_repeat_ms: must be in 0..10000");
-  }
-  if (spec.num_threads < 0 || spec.num_threads > 1024) return Status::InvalidArgument("measure.num_threads: must be in 0..1024");
-  return Status::OK();
-}
-
-std::string JobSpecToJson(const JobSpec& s) {
-  json j = {{"workloads", s.workloads}, {"target", s.target}, {"device_key", s.device_key},
-            {"trials", s.trials}, {"batch_size", s.batch_size}, {"seed", s.seed},
-            {"repeat", s.repeat}, {"min_repeat_ms", s.min_repeat_ms}, {"num_threads", s.num_threads}};
-  return j.dump();
-}
-
-Result<JobSpec> JobSpecFromJson(const std::string& text) {
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object()) return Status::Corruption("a stored job spec is not a JSON object");
-  JobSpec s;
-  try {
-    s.workloads = j.at("workloads").get<std::vector<std::string>>();
-    s.target = j.at("target").get<std::string>();
-    s.device_key = j.at("device_key").get<std::string>();
-    s.trials = j.at("trials").get<int>();
-    s.batch_size = j.at("batch_size").get<int>();
-    s.seed = j.at("seed").get<uint64_t>();
-    s.repeat = j.at("repeat").get<int>();
-    s.min_repeat_ms = j.at("min_repeat_ms").get<double>();
-    s.num_threads = j.at("num_threads").get<int>();
-  } catch (const json::exception& e) {
-    return Status::Corruption(std::string("a stored job spec is incomplete: ") + e.what());
-  }
-  return s;
-}
 
 bool JobView::finished() const {
   using database::JobStatus;
