@@ -62,6 +62,16 @@ void BindStageVars(const ComputeStage& s, Naming* n) {
   for (const ir::Var& v : s.reduce_axes) n->vars[v.get()] = i++;
 }
 
+// Operators: their kind, dtype and children say all there is (and the
+// statement kinds, which are not expressions).
+#define TF_OPERATOR_CASES                                                                                  \
+  case IRNodeKind::kAdd: case IRNodeKind::kSub: case IRNodeKind::kMul: case IRNodeKind::kDiv:              \
+  case IRNodeKind::kMod: case IRNodeKind::kMin: case IRNodeKind::kMax: case IRNodeKind::kEQ:               \
+  case IRNodeKind::kNE: case IRNodeKind::kLT: case IRNodeKind::kLE: case IRNodeKind::kGT:                  \
+  case IRNodeKind::kGE: case IRNodeKind::kAnd: case IRNodeKind::kOr: case IRNodeKind::kNot:                \
+  case IRNodeKind::kSelect: case IRNodeKind::kCast:                                                        \
+  TF_STMT_KIND_CASES
+
 uint64_t HashExpr(const Expr& e, const Naming& n) {
   if (!e.defined()) return 0x5EED;
   uint64_t h = Mix(uint64_t(e.kind()) + 1, HashType(e.dtype()));
@@ -80,13 +90,7 @@ uint64_t HashExpr(const Expr& e, const Naming& n) {
       break;
     }
     case IRNodeKind::kCall: h = Mix(h, uint64_t(e.as<ir::Call>()->op)); break;
-    // Operators: their kind, dtype and children say all there is.
-    case IRNodeKind::kAdd: case IRNodeKind::kSub: case IRNodeKind::kMul: case IRNodeKind::kDiv:
-    case IRNodeKind::kMod: case IRNodeKind::kMin: case IRNodeKind::kMax: case IRNodeKind::kEQ:
-    case IRNodeKind::kNE: case IRNodeKind::kLT: case IRNodeKind::kLE: case IRNodeKind::kGT:
-    case IRNodeKind::kGE: case IRNodeKind::kAnd: case IRNodeKind::kOr: case IRNodeKind::kNot:
-    case IRNodeKind::kSelect: case IRNodeKind::kCast:
-    TF_STMT_KIND_CASES  // not expressions
+    TF_OPERATOR_CASES
       break;
   }
   std::vector<Expr> children = wl::ExprChildren(e);
@@ -140,13 +144,7 @@ bool EqualExpr(const Expr& a, const Naming& na, const Expr& b, const Naming& nb)
     case IRNodeKind::kCall:
       if (a.as<ir::Call>()->op != b.as<ir::Call>()->op) return false;
       break;
-    // Operators: their kind, dtype and children say all there is.
-    case IRNodeKind::kAdd: case IRNodeKind::kSub: case IRNodeKind::kMul: case IRNodeKind::kDiv:
-    case IRNodeKind::kMod: case IRNodeKind::kMin: case IRNodeKind::kMax: case IRNodeKind::kEQ:
-    case IRNodeKind::kNE: case IRNodeKind::kLT: case IRNodeKind::kLE: case IRNodeKind::kGT:
-    case IRNodeKind::kGE: case IRNodeKind::kAnd: case IRNodeKind::kOr: case IRNodeKind::kNot:
-    case IRNodeKind::kSelect: case IRNodeKind::kCast:
-    TF_STMT_KIND_CASES  // not expressions
+    TF_OPERATOR_CASES
       break;
   }
   std::vector<Expr> ca = wl::ExprChildren(a), cb = wl::ExprChildren(b);
