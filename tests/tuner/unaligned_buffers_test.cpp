@@ -14,11 +14,13 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "../compiler/schedule_test_util.h"
 #include "tunefarm/compiler/codegen_llvm.h"
 #include "tunefarm/compiler/host_buffer.h"
 #include "tunefarm/compiler/interpreter.h"
@@ -50,17 +52,6 @@ workload dw_s2(N = 1, C = 24, H = 15, W = 15, R = 3, S = 3, P = 1) {
   out[n, c, h: (H + 2 * P - R) / 2 + 1, w: (W + 2 * P - S) / 2 + 1] = sum(r: R, s: S)
       select(h * 2 + r - P >= 0 && h * 2 + r - P < H && w * 2 + s - P >= 0 && w * 2 + s - P < W,
              X[n, c, h * 2 + r - P, w * 2 + s - P], 0.0) * Wt[c, r, s]
-  output out
-}
-)";
-
-constexpr std::string_view kSoftmax = R"(
-workload sm(M = 13, N = 37) {
-  X = input f32[M, N]
-  mx[i] = max(j: N) X[i, j]
-  e[i, j] = exp(X[i, j] - mx[i])
-  s[i] = sum(j: N) e[i, j]
-  out[i, j] = e[i, j] / s[i]
   output out
 }
 )";
@@ -199,8 +190,11 @@ void ExpectCorrectAtOffset(const ir::PrimFunc& reference, const ir::PrimFunc& sc
   check_outputs("prepacked entry");
 }
 
-void CheckWorkload(std::string_view text) {
-  auto w = ParseWorkload(text);
+// `overrides` resize a shared test workload to sizes of this test's own.
+void CheckWorkload(std::string_view text, std::map<std::string, int64_t> overrides = {}) {
+  ParseOptions options;
+  options.param_overrides = std::move(overrides);
+  auto w = ParseWorkload(text, options);
   ASSERT_TRUE(w.ok()) << w.status().ToString();
   auto reference = LowerToPrimFunc(*w);
   ASSERT_TRUE(reference.ok()) << reference.status().ToString();
@@ -228,7 +222,7 @@ TEST(UnalignedBuffersTest, MatmulWithSizesNotMultiplesOf16) { CheckWorkload(kOdd
 
 TEST(UnalignedBuffersTest, Stride2DepthwiseConv) { CheckWorkload(kDepthwiseStride2); }
 
-TEST(UnalignedBuffersTest, Softmax) { CheckWorkload(kSoftmax); }
+TEST(UnalignedBuffersTest, Softmax) { CheckWorkload(testing::kSoftmax, {{"M", 13}, {"N", 37}}); }
 
 }  // namespace
 }  // namespace tunefarm::tuner
