@@ -17,7 +17,7 @@
 
 #include "commands.h"
 #include "kernel_runner.h"
-#include "tunefarm/compiler/toolchain.h"
+#include "tunefarm/compiler/codegen/llvm/toolchain.h"
 #include "tunefarm/database/layered_database.h"
 #include "tunefarm/tuner/kernel_build.h"
 

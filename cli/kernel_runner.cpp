@@ -1,8 +1,8 @@
 #include "kernel_runner.h"
 
-#include "tunefarm/compiler/schedule.h"
-#include "tunefarm/compiler/trace.h"
-#include "tunefarm/compiler/workload_parser.h"
+#include "tunefarm/compiler/schedule/schedule.h"
+#include "tunefarm/compiler/schedule/trace.h"
+#include "tunefarm/compiler/workload/workload_parser.h"
 #include "tunefarm/measure/timing.h"
 #include "tunefarm/tuner/kernel_build.h"
 

@@ -9,11 +9,11 @@
 #include <vector>
 
 #include "tunefarm/common/status.h"
-#include "tunefarm/compiler/codegen_llvm.h"
-#include "tunefarm/compiler/host_buffer.h"
-#include "tunefarm/compiler/prepared_call.h"
+#include "tunefarm/compiler/codegen/llvm/codegen_llvm.h"
+#include "tunefarm/compiler/interpreter/host_buffer.h"
+#include "tunefarm/compiler/codegen/llvm/prepared_call.h"
 #include "tunefarm/compiler/target.h"
-#include "tunefarm/compiler/workload.h"
+#include "tunefarm/compiler/workload/workload.h"
 #include "tunefarm/database/layered_database.h"
 
 namespace tunefarm::cli {

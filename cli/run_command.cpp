@@ -18,11 +18,11 @@
 
 #include "commands.h"
 #include "kernel_runner.h"
-#include "tunefarm/compiler/interpreter.h"
-#include "tunefarm/compiler/lower.h"
-#include "tunefarm/compiler/toolchain.h"
-#include "tunefarm/compiler/workload_parser.h"
-#include "tunefarm/compiler/workload_shrink.h"
+#include "tunefarm/compiler/interpreter/interpreter.h"
+#include "tunefarm/compiler/lower/lower.h"
+#include "tunefarm/compiler/codegen/llvm/toolchain.h"
+#include "tunefarm/compiler/workload/workload_parser.h"
+#include "tunefarm/compiler/workload/workload_shrink.h"
 #include "tunefarm/runtime/runtime.h"
 
 namespace tunefarm::cli {

@@ -7,12 +7,12 @@
 
 #include "commands.h"
 #include "kernel_runner.h"
-#include "tunefarm/compiler/codegen_llvm.h"
-#include "tunefarm/compiler/ir_printer.h"
-#include "tunefarm/compiler/lower.h"
-#include "tunefarm/compiler/schedule.h"
-#include "tunefarm/compiler/trace.h"
-#include "tunefarm/compiler/workload_parser.h"
+#include "tunefarm/compiler/codegen/llvm/codegen_llvm.h"
+#include "tunefarm/compiler/ir/ir_printer.h"
+#include "tunefarm/compiler/lower/lower.h"
+#include "tunefarm/compiler/schedule/schedule.h"
+#include "tunefarm/compiler/schedule/trace.h"
+#include "tunefarm/compiler/workload/workload_parser.h"
 #include "tunefarm/database/layered_database.h"
 
 namespace tunefarm::cli {

@@ -12,7 +12,7 @@
 
 #include "commands.h"
 #include "kernel_runner.h"
-#include "tunefarm/compiler/workload_parser.h"
+#include "tunefarm/compiler/workload/workload_parser.h"
 #include "tunefarm/costmodel/cost_model.h"
 #include "tunefarm/database/database.h"
 #include "tunefarm/tuner/tuning_curve.h"

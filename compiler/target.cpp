@@ -19,7 +19,7 @@
 #include <sstream>
 #include <vector>
 
-#include "codegen_llvm_internal.h"
+#include "codegen/llvm/codegen_llvm_internal.h"
 #include "tunefarm/common/quote.h"
 
 namespace tunefarm {

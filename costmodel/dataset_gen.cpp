@@ -7,10 +7,10 @@
 #include <random>
 #include <vector>
 
-#include "tunefarm/compiler/codegen_llvm.h"
-#include "tunefarm/compiler/host_buffer.h"
-#include "tunefarm/compiler/ir_visitor.h"
-#include "tunefarm/compiler/schedule.h"
+#include "tunefarm/compiler/codegen/llvm/codegen_llvm.h"
+#include "tunefarm/compiler/interpreter/host_buffer.h"
+#include "tunefarm/compiler/ir/ir_visitor.h"
+#include "tunefarm/compiler/schedule/schedule.h"
 #include "tunefarm/runtime/runtime.h"
 
 namespace tunefarm::costmodel {

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "tunefarm/compiler/floor_div.h"
+#include "tunefarm/compiler/ir/floor_div.h"
 
 namespace tunefarm::costmodel::detail {
 

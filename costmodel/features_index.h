@@ -18,7 +18,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "tunefarm/compiler/ir.h"
+#include "tunefarm/compiler/ir/ir.h"
 
 namespace tunefarm::costmodel::detail {
 

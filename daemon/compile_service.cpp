@@ -7,8 +7,8 @@
 #include <utility>
 
 #include "tunefarm/common/quote.h"
-#include "tunefarm/compiler/lower.h"
-#include "tunefarm/compiler/workload_parser.h"
+#include "tunefarm/compiler/lower/lower.h"
+#include "tunefarm/compiler/workload/workload_parser.h"
 
 namespace tunefarm::daemon {
 

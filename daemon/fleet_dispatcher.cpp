@@ -8,7 +8,7 @@
 
 #include <algorithm>
 
-#include "tunefarm/compiler/trace.h"
+#include "tunefarm/compiler/schedule/trace.h"
 
 namespace tunefarm::daemon {
 

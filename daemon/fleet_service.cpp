@@ -10,7 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "tunefarm/compiler/target.h"
-#include "tunefarm/compiler/trace.h"
+#include "tunefarm/compiler/schedule/trace.h"
 #include "tunefarm/rpc/convert.h"
 #include "tunefarm/daemon/log_service.h"
 

@@ -13,8 +13,8 @@
 #include <sstream>
 
 #include "tunefarm/compiler/target.h"
-#include "tunefarm/compiler/toolchain.h"
-#include "tunefarm/compiler/workload_parser.h"
+#include "tunefarm/compiler/codegen/llvm/toolchain.h"
+#include "tunefarm/compiler/workload/workload_parser.h"
 #include "tunefarm/costmodel/cost_model.h"
 #include "tunefarm/database/database.h"
 #include "tunefarm/database/record.h"

@@ -7,7 +7,7 @@
 
 #include "tunefarm/common/quote.h"
 #include "tunefarm/compiler/target.h"
-#include "tunefarm/compiler/workload_parser.h"
+#include "tunefarm/compiler/workload/workload_parser.h"
 #include "tunefarm/daemon/job_manager.h"
 
 namespace tunefarm::daemon {

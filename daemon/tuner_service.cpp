@@ -2,7 +2,7 @@
 #include "tunefarm/daemon/tuner_service.h"
 
 #include "tunefarm/common/quote.h"
-#include "tunefarm/compiler/trace.h"
+#include "tunefarm/compiler/schedule/trace.h"
 #include "tunefarm/database/database.h"
 
 namespace tunefarm::daemon {

@@ -9,7 +9,7 @@
 #include <chrono>
 #include <thread>
 
-#include "tunefarm/compiler/codegen_llvm.h"
+#include "tunefarm/compiler/codegen/llvm/codegen_llvm.h"
 #include "tunefarm/compiler/target.h"
 #include "tunefarm/measure/candidate_program.h"
 

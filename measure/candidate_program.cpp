@@ -1,10 +1,10 @@
 // The program a MeasureInput names (candidate_program.h).
 #include "tunefarm/measure/candidate_program.h"
 
-#include "tunefarm/compiler/lower.h"
-#include "tunefarm/compiler/schedule.h"
-#include "tunefarm/compiler/trace.h"
-#include "tunefarm/compiler/workload_parser.h"
+#include "tunefarm/compiler/lower/lower.h"
+#include "tunefarm/compiler/schedule/schedule.h"
+#include "tunefarm/compiler/schedule/trace.h"
+#include "tunefarm/compiler/workload/workload_parser.h"
 
 namespace tunefarm {
 

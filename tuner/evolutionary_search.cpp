@@ -5,9 +5,9 @@
 #include <numeric>
 #include <unordered_set>
 
-#include "tunefarm/compiler/ir_printer.h"
-#include "tunefarm/compiler/schedule.h"
-#include "tunefarm/compiler/split_prepack.h"
+#include "tunefarm/compiler/ir/ir_printer.h"
+#include "tunefarm/compiler/schedule/schedule.h"
+#include "tunefarm/compiler/lower/split_prepack.h"
 #include "tunefarm/tuner/mutation.h"
 #include "tunefarm/tuner/search.h"
 #include "tunefarm/tuner/seed_selection.h"

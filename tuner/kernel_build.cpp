@@ -14,12 +14,12 @@
 #include <optional>
 #include <sstream>
 
-#include "tunefarm/compiler/codegen_llvm.h"
-#include "tunefarm/compiler/split_prepack.h"
-#include "tunefarm/compiler/lower.h"
-#include "tunefarm/compiler/schedule.h"
-#include "tunefarm/compiler/trace.h"
-#include "tunefarm/compiler/workload_parser.h"
+#include "tunefarm/compiler/codegen/llvm/codegen_llvm.h"
+#include "tunefarm/compiler/lower/split_prepack.h"
+#include "tunefarm/compiler/lower/lower.h"
+#include "tunefarm/compiler/schedule/schedule.h"
+#include "tunefarm/compiler/schedule/trace.h"
+#include "tunefarm/compiler/workload/workload_parser.h"
 #include "tunefarm/tuner/tuning_loop.h"
 
 namespace tunefarm::tuner {

@@ -20,7 +20,7 @@
 #include <set>
 
 #include "sketch_cpu_analysis.h"
-#include "tunefarm/compiler/ir_visitor.h"
+#include "tunefarm/compiler/ir/ir_visitor.h"
 #include "tunefarm/tuner/sketch.h"
 
 namespace tunefarm::tuner {

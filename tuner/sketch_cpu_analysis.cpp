@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "tunefarm/compiler/ir_visitor.h"
+#include "tunefarm/compiler/ir/ir_visitor.h"
 
 namespace tunefarm::tuner::sketch_analysis {
 

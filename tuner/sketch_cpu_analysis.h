@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "tunefarm/compiler/ir.h"
+#include "tunefarm/compiler/ir/ir.h"
 
 namespace tunefarm::tuner::sketch_analysis {
 

@@ -8,7 +8,7 @@
 #include <map>
 #include <string>
 
-#include "tunefarm/compiler/trace.h"
+#include "tunefarm/compiler/schedule/trace.h"
 #include "tunefarm/tuner/tuning_loop.h"
 
 namespace tunefarm::tuner {

@@ -19,10 +19,10 @@
 #include <sstream>
 #include <thread>
 
-#include "tunefarm/compiler/ir_printer.h"
-#include "tunefarm/compiler/lower.h"
-#include "tunefarm/compiler/toolchain.h"
-#include "tunefarm/compiler/workload_parser.h"
+#include "tunefarm/compiler/ir/ir_printer.h"
+#include "tunefarm/compiler/lower/lower.h"
+#include "tunefarm/compiler/codegen/llvm/toolchain.h"
+#include "tunefarm/compiler/workload/workload_parser.h"
 #include "tunefarm/costmodel/cost_model.h"
 #include "tunefarm/database/database.h"
 #include "tunefarm/tuner/seed_selection.h"

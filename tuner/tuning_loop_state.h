@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "tunefarm/compiler/ir.h"
+#include "tunefarm/compiler/ir/ir.h"
 #include "tunefarm/tuner/search.h"
 #include "tunefarm/tuner/task_scheduler.h"
 #include "tunefarm/tuner/tuning_loop.h"

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
-#include "tunefarm/compiler/lower.h"
-#include "tunefarm/compiler/workload_parser.h"
+#include "tunefarm/compiler/lower/lower.h"
+#include "tunefarm/compiler/workload/workload_parser.h"
 #include "tunefarm/database/database.h"
 #include "tunefarm/tuner/search.h"
 

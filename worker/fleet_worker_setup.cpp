@@ -7,8 +7,8 @@
 #include <thread>
 
 #include "tunefarm/compiler/target.h"
-#include "tunefarm/compiler/toolchain.h"
-#include "tunefarm/compiler/trace.h"
+#include "tunefarm/compiler/codegen/llvm/toolchain.h"
+#include "tunefarm/compiler/schedule/trace.h"
 #include "tunefarm/v1/fleet.pb.h"
 #include "tunefarm/worker/fleet_worker.h"
 #include "tunefarm/worker/test_device.h"

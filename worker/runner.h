@@ -19,11 +19,11 @@
 
 #include "protocol.h"
 #include "tunefarm/common/status.h"
-#include "tunefarm/compiler/codegen_llvm.h"
-#include "tunefarm/compiler/host_buffer.h"
-#include "tunefarm/compiler/ir.h"
-#include "tunefarm/compiler/prepared_call.h"
-#include "tunefarm/compiler/workload.h"
+#include "tunefarm/compiler/codegen/llvm/codegen_llvm.h"
+#include "tunefarm/compiler/interpreter/host_buffer.h"
+#include "tunefarm/compiler/ir/ir.h"
+#include "tunefarm/compiler/codegen/llvm/prepared_call.h"
+#include "tunefarm/compiler/workload/workload.h"
 #include "tunefarm/measure/measure.h"
 
 namespace tunefarm::runner {

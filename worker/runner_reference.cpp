@@ -6,10 +6,10 @@
 #include <random>
 
 #include "runner.h"
-#include "tunefarm/compiler/interpreter.h"
-#include "tunefarm/compiler/lower.h"
+#include "tunefarm/compiler/interpreter/interpreter.h"
+#include "tunefarm/compiler/lower/lower.h"
 #include "tunefarm/compiler/target.h"
-#include "tunefarm/compiler/workload_parser.h"
+#include "tunefarm/compiler/workload/workload_parser.h"
 
 namespace tunefarm::runner {
 

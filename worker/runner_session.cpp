@@ -14,7 +14,7 @@
 
 #include "runner.h"
 #include "tunefarm/measure/timing.h"
-#include "tunefarm/compiler/prepared_call.h"
+#include "tunefarm/compiler/codegen/llvm/prepared_call.h"
 #include "tunefarm/compiler/target.h"
 #include "tunefarm/runtime/runtime.h"
 #include "tunefarm/measure/candidate_program.h"

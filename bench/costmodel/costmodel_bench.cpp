@@ -45,9 +45,9 @@
 #include <string>
 #include <vector>
 
-#include "tunefarm/compiler/ir_printer.h"
-#include "tunefarm/compiler/lower.h"
-#include "tunefarm/compiler/workload_parser.h"
+#include "tunefarm/compiler/ir/ir_printer.h"
+#include "tunefarm/compiler/lower/lower.h"
+#include "tunefarm/compiler/workload/workload_parser.h"
 #include "tunefarm/costmodel/cost_model.h"
 #include "tunefarm/costmodel/dataset_gen.h"
 #include "tunefarm/costmodel/metrics.h"

@@ -21,11 +21,11 @@
 #include "expert_schedules.h"
 #include "bench_timing.h"
 #include "host_description.h"
-#include "tunefarm/compiler/codegen_llvm.h"
-#include "tunefarm/compiler/host_buffer.h"
-#include "tunefarm/compiler/lower.h"
-#include "tunefarm/compiler/prepared_call.h"
-#include "tunefarm/compiler/workload_parser.h"
+#include "tunefarm/compiler/codegen/llvm/codegen_llvm.h"
+#include "tunefarm/compiler/interpreter/host_buffer.h"
+#include "tunefarm/compiler/lower/lower.h"
+#include "tunefarm/compiler/codegen/llvm/prepared_call.h"
+#include "tunefarm/compiler/workload/workload_parser.h"
 #include "tunefarm/runtime/runtime.h"
 
 extern "C" void openblas_set_num_threads(int num_threads);

@@ -1,6 +1,6 @@
 #include "expert_schedules.h"
 
-#include "tunefarm/compiler/schedule.h"
+#include "tunefarm/compiler/schedule/schedule.h"
 
 namespace tunefarm::bench {
 

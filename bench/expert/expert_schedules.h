@@ -7,7 +7,7 @@
 #include <string>
 
 #include "tunefarm/common/status.h"
-#include "tunefarm/compiler/ir.h"
+#include "tunefarm/compiler/ir/ir.h"
 
 namespace tunefarm::bench {
 

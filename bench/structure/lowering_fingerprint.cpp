@@ -11,11 +11,11 @@
 #include <string>
 #include <string_view>
 
-#include "tunefarm/compiler/codegen_llvm.h"
-#include "tunefarm/compiler/ir_printer.h"
-#include "tunefarm/compiler/lower.h"
+#include "tunefarm/compiler/codegen/llvm/codegen_llvm.h"
+#include "tunefarm/compiler/ir/ir_printer.h"
+#include "tunefarm/compiler/lower/lower.h"
 #include "tunefarm/compiler/target.h"
-#include "tunefarm/compiler/workload_parser.h"
+#include "tunefarm/compiler/workload/workload_parser.h"
 #include "tunefarm/tuner/search.h"
 #include "tunefarm/tuner/sketch.h"
 

@@ -44,9 +44,9 @@
 #include <vector>
 
 #include "tune_log.h"
-#include "tunefarm/compiler/ir_printer.h"
-#include "tunefarm/compiler/split_prepack.h"
-#include "tunefarm/compiler/workload_parser.h"
+#include "tunefarm/compiler/ir/ir_printer.h"
+#include "tunefarm/compiler/lower/split_prepack.h"
+#include "tunefarm/compiler/workload/workload_parser.h"
 #include "tunefarm/costmodel/cost_model.h"
 #include "tunefarm/costmodel/features.h"
 #include "tunefarm/costmodel/metrics.h"

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "tunefarm/common/status.h"
-#include "tunefarm/compiler/host_buffer.h"
+#include "tunefarm/compiler/interpreter/host_buffer.h"
 
 namespace tunefarm::bench {
 

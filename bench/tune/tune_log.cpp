@@ -4,10 +4,10 @@
 #include <numeric>
 #include <sstream>
 
-#include "tunefarm/compiler/lower.h"
-#include "tunefarm/compiler/schedule.h"
+#include "tunefarm/compiler/lower/lower.h"
+#include "tunefarm/compiler/schedule/schedule.h"
 #include "tunefarm/compiler/target.h"
-#include "tunefarm/compiler/trace.h"
+#include "tunefarm/compiler/schedule/trace.h"
 
 namespace tunefarm::bench {
 

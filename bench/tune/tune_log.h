@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "tunefarm/common/status.h"
-#include "tunefarm/compiler/ir.h"
-#include "tunefarm/compiler/workload.h"
+#include "tunefarm/compiler/ir/ir.h"
+#include "tunefarm/compiler/workload/workload.h"
 #include "tunefarm/database/database.h"
 
 namespace tunefarm::bench {

@@ -17,10 +17,10 @@
 #include <set>
 #include <vector>
 
-#include "tunefarm/compiler/host_buffer.h"
-#include "tunefarm/compiler/interpreter.h"
-#include "tunefarm/compiler/lower.h"
-#include "tunefarm/compiler/workload_parser.h"
+#include "tunefarm/compiler/interpreter/host_buffer.h"
+#include "tunefarm/compiler/interpreter/interpreter.h"
+#include "tunefarm/compiler/lower/lower.h"
+#include "tunefarm/compiler/workload/workload_parser.h"
 #include "tunefarm/database/database.h"
 #include "cli_test_util.h"
 

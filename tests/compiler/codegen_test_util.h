@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "tunefarm/compiler/codegen_llvm.h"
-#include "tunefarm/compiler/host_buffer.h"
-#include "tunefarm/compiler/interpreter.h"
-#include "tunefarm/compiler/ir.h"
-#include "tunefarm/compiler/ir_printer.h"
+#include "tunefarm/compiler/codegen/llvm/codegen_llvm.h"
+#include "tunefarm/compiler/interpreter/host_buffer.h"
+#include "tunefarm/compiler/interpreter/interpreter.h"
+#include "tunefarm/compiler/ir/ir.h"
+#include "tunefarm/compiler/ir/ir_printer.h"
 
 namespace tunefarm::testing {
 

@@ -16,11 +16,11 @@
 #include <vector>
 
 #include "codegen_test_util.h"
-#include "tunefarm/compiler/lower.h"
-#include "tunefarm/compiler/schedule.h"
-#include "tunefarm/compiler/trace.h"
-#include "tunefarm/compiler/workload_parser.h"
-#include "tunefarm/compiler/workload_shrink.h"
+#include "tunefarm/compiler/lower/lower.h"
+#include "tunefarm/compiler/schedule/schedule.h"
+#include "tunefarm/compiler/schedule/trace.h"
+#include "tunefarm/compiler/workload/workload_parser.h"
+#include "tunefarm/compiler/workload/workload_shrink.h"
 
 namespace tunefarm::testing {
 

@@ -20,9 +20,9 @@
 #include <string>
 #include <vector>
 
-#include "tunefarm/compiler/lower.h"
-#include "tunefarm/compiler/workload_parser.h"
-#include "tunefarm/compiler/workload_shrink.h"
+#include "tunefarm/compiler/lower/lower.h"
+#include "tunefarm/compiler/workload/workload_parser.h"
+#include "tunefarm/compiler/workload/workload_shrink.h"
 #include "tunefarm/costmodel/dataset_gen.h"
 #include "tunefarm/costmodel/features.h"
 

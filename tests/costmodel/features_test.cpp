@@ -9,11 +9,11 @@
 #include <iterator>
 #include <set>
 
-#include "tunefarm/compiler/ir_printer.h"
-#include "tunefarm/compiler/lower.h"
-#include "tunefarm/compiler/schedule.h"
-#include "tunefarm/compiler/workload_parser.h"
-#include "tunefarm/compiler/workload_shrink.h"
+#include "tunefarm/compiler/ir/ir_printer.h"
+#include "tunefarm/compiler/lower/lower.h"
+#include "tunefarm/compiler/schedule/schedule.h"
+#include "tunefarm/compiler/workload/workload_parser.h"
+#include "tunefarm/compiler/workload/workload_shrink.h"
 #include "tunefarm/costmodel/features.h"
 
 namespace tunefarm::costmodel {

@@ -13,8 +13,8 @@
 #include <thread>
 
 #include "service_test_util.h"
-#include "tunefarm/compiler/host_buffer.h"
-#include "tunefarm/compiler/interpreter.h"
+#include "tunefarm/compiler/interpreter/host_buffer.h"
+#include "tunefarm/compiler/interpreter/interpreter.h"
 
 namespace tunefarm::daemon::testing {
 namespace {

@@ -12,7 +12,7 @@
 
 #include "dispatch_test_util.h"
 #include "../tuner/sketch_test_util.h"
-#include "tunefarm/compiler/trace.h"
+#include "tunefarm/compiler/schedule/trace.h"
 #include "tunefarm/daemon/fleet_dispatcher.h"
 #include "tunefarm/daemon/fleet_service.h"
 #include "tunefarm/tuner/search.h"

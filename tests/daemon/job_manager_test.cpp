@@ -11,7 +11,7 @@
 #include <map>
 #include <thread>
 
-#include "tunefarm/compiler/trace.h"
+#include "tunefarm/compiler/schedule/trace.h"
 #include "tunefarm/database/database.h"
 #include "tunefarm/worker/test_device.h"
 

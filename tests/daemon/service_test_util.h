@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "tunefarm/compiler/lower.h"
-#include "tunefarm/compiler/schedule.h"
-#include "tunefarm/compiler/workload_parser.h"
+#include "tunefarm/compiler/lower/lower.h"
+#include "tunefarm/compiler/schedule/schedule.h"
+#include "tunefarm/compiler/workload/workload_parser.h"
 #include "tunefarm/database/layered_database.h"
 #include "tunefarm/rpc/server_setup.h"
 #include "tunefarm/daemon/compile_service.h"

@@ -13,19 +13,19 @@ CXX="${CXX:-clang++-14}"
 mkdir -p "$OUT/corpus"
 SOURCES=(
   common/status.cpp
-  compiler/dtype.cpp
-  compiler/ir.cpp
-  compiler/workload.cpp
-  compiler/decompose_strided_gather.cpp
-  compiler/ir_visitor.cpp
-  compiler/simplify.cpp
-  compiler/workload_lexer.cpp
-  compiler/workload_parser.cpp
-  compiler/workload_sema.cpp
-  compiler/workload_expr_builder.cpp
-  compiler/workload_bounds.cpp
-  compiler/workload_printer.cpp
-  compiler/structural_hash.cpp
+  compiler/ir/dtype.cpp
+  compiler/ir/ir.cpp
+  compiler/workload/workload.cpp
+  compiler/lower/decompose_strided_gather.cpp
+  compiler/ir/ir_visitor.cpp
+  compiler/ir/simplify.cpp
+  compiler/workload/workload_lexer.cpp
+  compiler/workload/workload_parser.cpp
+  compiler/workload/workload_sema.cpp
+  compiler/workload/workload_expr_builder.cpp
+  compiler/workload/workload_bounds.cpp
+  compiler/workload/workload_printer.cpp
+  compiler/workload/structural_hash.cpp
   tests/fuzz/workload_parser_fuzz.cpp
 )
 cd "$ROOT"

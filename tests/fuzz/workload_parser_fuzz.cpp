@@ -14,7 +14,7 @@
 #include <cstdio>
 #include <string_view>
 
-#include "tunefarm/compiler/workload_parser.h"
+#include "tunefarm/compiler/workload/workload_parser.h"
 
 namespace {
 

@@ -4,8 +4,8 @@
 // message naming that part.
 #include "tunefarm/measure/candidate_program.h"
 
-#include "tunefarm/compiler/ir_printer.h"
-#include "tunefarm/compiler/trace.h"
+#include "tunefarm/compiler/ir/ir_printer.h"
+#include "tunefarm/compiler/schedule/trace.h"
 #include "measure_test_util.h"
 
 namespace tunefarm::testing {

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "tunefarm/compiler/lower.h"
-#include "tunefarm/compiler/schedule.h"
-#include "tunefarm/compiler/workload_parser.h"
+#include "tunefarm/compiler/lower/lower.h"
+#include "tunefarm/compiler/schedule/schedule.h"
+#include "tunefarm/compiler/workload/workload_parser.h"
 #include "tunefarm/measure/measure.h"
 
 namespace tunefarm::testing {

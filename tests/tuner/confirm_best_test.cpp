@@ -11,7 +11,7 @@
 #include <random>
 #include <set>
 
-#include "tunefarm/compiler/workload_parser.h"
+#include "tunefarm/compiler/workload/workload_parser.h"
 #include "tunefarm/costmodel/cost_model.h"
 #include "tunefarm/database/database.h"
 #include "tunefarm/tuner/tuning_loop.h"

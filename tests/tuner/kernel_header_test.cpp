@@ -12,12 +12,12 @@
 #include <random>
 
 #include "../compiler/schedule_test_util.h"
-#include "tunefarm/compiler/codegen_llvm.h"
-#include "tunefarm/compiler/host_buffer.h"
-#include "tunefarm/compiler/interpreter.h"
-#include "tunefarm/compiler/lower.h"
-#include "tunefarm/compiler/schedule.h"
-#include "tunefarm/compiler/workload_parser.h"
+#include "tunefarm/compiler/codegen/llvm/codegen_llvm.h"
+#include "tunefarm/compiler/interpreter/host_buffer.h"
+#include "tunefarm/compiler/interpreter/interpreter.h"
+#include "tunefarm/compiler/lower/lower.h"
+#include "tunefarm/compiler/schedule/schedule.h"
+#include "tunefarm/compiler/workload/workload_parser.h"
 #include "tunefarm/tuner/kernel_build.h"
 
 namespace tunefarm::tuner {

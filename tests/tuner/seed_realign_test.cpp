@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "sketch_test_util.h"
-#include "tunefarm/compiler/schedule.h"
+#include "tunefarm/compiler/schedule/schedule.h"
 #include "tunefarm/tuner/search.h"
 #include "tunefarm/tuner/sketch.h"
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "sketch_test_util.h"
-#include "tunefarm/compiler/ir_printer.h"
+#include "tunefarm/compiler/ir/ir_printer.h"
 #include "tunefarm/tuner/search.h"
 #include "tunefarm/tuner/sketch.h"
 

@@ -9,11 +9,11 @@
 #include <set>
 
 #include "sketch_test_util.h"
-#include "tunefarm/compiler/ir_printer.h"
-#include "tunefarm/compiler/ir_visitor.h"
-#include "tunefarm/compiler/lower.h"
-#include "tunefarm/compiler/split_prepack.h"
-#include "tunefarm/compiler/workload_parser.h"
+#include "tunefarm/compiler/ir/ir_printer.h"
+#include "tunefarm/compiler/ir/ir_visitor.h"
+#include "tunefarm/compiler/lower/lower.h"
+#include "tunefarm/compiler/lower/split_prepack.h"
+#include "tunefarm/compiler/workload/workload_parser.h"
 #include "tunefarm/tuner/search.h"
 #include "tunefarm/tuner/seed_selection.h"
 #include "tunefarm/tuner/sketch.h"

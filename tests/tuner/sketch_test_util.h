@@ -13,14 +13,14 @@
 #include <string>
 #include <vector>
 
-#include "tunefarm/compiler/codegen_llvm.h"
-#include "tunefarm/compiler/host_buffer.h"
-#include "tunefarm/compiler/interpreter.h"
-#include "tunefarm/compiler/ir_printer.h"
-#include "tunefarm/compiler/lower.h"
-#include "tunefarm/compiler/prepared_call.h"
-#include "tunefarm/compiler/split_prepack.h"
-#include "tunefarm/compiler/workload_shrink.h"
+#include "tunefarm/compiler/codegen/llvm/codegen_llvm.h"
+#include "tunefarm/compiler/interpreter/host_buffer.h"
+#include "tunefarm/compiler/interpreter/interpreter.h"
+#include "tunefarm/compiler/ir/ir_printer.h"
+#include "tunefarm/compiler/lower/lower.h"
+#include "tunefarm/compiler/codegen/llvm/prepared_call.h"
+#include "tunefarm/compiler/lower/split_prepack.h"
+#include "tunefarm/compiler/workload/workload_shrink.h"
 #include "tunefarm/tuner/search.h"
 #include "tunefarm/tuner/sketch.h"
 

@@ -11,8 +11,8 @@
 #include <map>
 #include <set>
 
-#include "tunefarm/compiler/toolchain.h"
-#include "tunefarm/compiler/workload_parser.h"
+#include "tunefarm/compiler/codegen/llvm/toolchain.h"
+#include "tunefarm/compiler/workload/workload_parser.h"
 #include "tunefarm/database/database.h"
 #include "tunefarm/tuner/kernel_build.h"
 #include "tunefarm/tuner/tuning_loop.h"

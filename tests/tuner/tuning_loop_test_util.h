@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "tunefarm/compiler/workload.h"
-#include "tunefarm/compiler/trace.h"
-#include "tunefarm/compiler/workload_parser.h"
+#include "tunefarm/compiler/workload/workload.h"
+#include "tunefarm/compiler/schedule/trace.h"
+#include "tunefarm/compiler/workload/workload_parser.h"
 #include "tunefarm/costmodel/cost_model.h"
 #include "tunefarm/database/database.h"
 #include "tunefarm/tuner/tuning_loop.h"

@@ -21,13 +21,13 @@
 #include <vector>
 
 #include "../compiler/schedule_test_util.h"
-#include "tunefarm/compiler/codegen_llvm.h"
-#include "tunefarm/compiler/host_buffer.h"
-#include "tunefarm/compiler/interpreter.h"
-#include "tunefarm/compiler/ir_printer.h"
-#include "tunefarm/compiler/lower.h"
-#include "tunefarm/compiler/split_prepack.h"
-#include "tunefarm/compiler/workload_parser.h"
+#include "tunefarm/compiler/codegen/llvm/codegen_llvm.h"
+#include "tunefarm/compiler/interpreter/host_buffer.h"
+#include "tunefarm/compiler/interpreter/interpreter.h"
+#include "tunefarm/compiler/ir/ir_printer.h"
+#include "tunefarm/compiler/lower/lower.h"
+#include "tunefarm/compiler/lower/split_prepack.h"
+#include "tunefarm/compiler/workload/workload_parser.h"
 #include "tunefarm/tuner/search.h"
 #include "tunefarm/tuner/sketch.h"
 

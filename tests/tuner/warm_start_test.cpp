@@ -7,7 +7,7 @@
 
 #include <filesystem>
 
-#include "tunefarm/compiler/workload_parser.h"
+#include "tunefarm/compiler/workload/workload_parser.h"
 #include "tunefarm/database/database.h"
 #include "tunefarm/tuner/tuning_loop.h"
 #include "tunefarm/worker/test_device.h"

@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "fake_fleet.h"
-#include "tunefarm/compiler/trace.h"
+#include "tunefarm/compiler/schedule/trace.h"
 #include "worker_test_util.h"
 
 namespace tunefarm::testing {

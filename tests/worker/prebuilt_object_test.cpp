@@ -3,8 +3,8 @@
 // object instead of compiling, a bad object is that candidate's compile_error
 // and the runner keeps serving, and the object survives the protocol.
 #include "../../worker/protocol.h"
-#include "tunefarm/compiler/codegen_llvm.h"
-#include "tunefarm/compiler/trace.h"
+#include "tunefarm/compiler/codegen/llvm/codegen_llvm.h"
+#include "tunefarm/compiler/schedule/trace.h"
 #include "worker_test_util.h"
 
 namespace tunefarm::testing {

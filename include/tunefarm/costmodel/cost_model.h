@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "tunefarm/common/status.h"
-#include "tunefarm/compiler/ir.h"
+#include "tunefarm/compiler/ir/ir.h"
 #include "tunefarm/costmodel/features.h"
 #include "tunefarm/costmodel/xgboost_model.h"
 

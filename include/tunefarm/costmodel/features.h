@@ -33,7 +33,7 @@
 #include <string>
 #include <vector>
 
-#include "tunefarm/compiler/ir.h"
+#include "tunefarm/compiler/ir/ir.h"
 
 namespace tunefarm::costmodel {
 

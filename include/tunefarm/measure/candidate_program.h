@@ -16,9 +16,9 @@
 #include <optional>
 #include <string>
 
-#include "tunefarm/compiler/ir.h"
+#include "tunefarm/compiler/ir/ir.h"
 #include "tunefarm/compiler/target.h"
-#include "tunefarm/compiler/workload.h"
+#include "tunefarm/compiler/workload/workload.h"
 #include "tunefarm/measure/measure.h"
 
 namespace tunefarm {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "tunefarm/common/status.h"
-#include "tunefarm/compiler/prepared_call.h"
+#include "tunefarm/compiler/codegen/llvm/prepared_call.h"
 #include "tunefarm/measure/measure.h"
 
 namespace tunefarm {

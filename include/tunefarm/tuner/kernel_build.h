@@ -24,7 +24,7 @@
 
 #include "tunefarm/common/status.h"
 #include "tunefarm/compiler/target.h"
-#include "tunefarm/compiler/workload.h"
+#include "tunefarm/compiler/workload/workload.h"
 #include "tunefarm/database/database.h"
 #include "tunefarm/database/layered_database.h"
 

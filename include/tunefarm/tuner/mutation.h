@@ -20,7 +20,7 @@
 #include <random>
 #include <vector>
 
-#include "tunefarm/compiler/trace.h"
+#include "tunefarm/compiler/schedule/trace.h"
 
 namespace tunefarm::tuner {
 

@@ -27,8 +27,8 @@
 #include <vector>
 
 #include "tunefarm/common/status.h"
-#include "tunefarm/compiler/ir.h"
-#include "tunefarm/compiler/trace.h"
+#include "tunefarm/compiler/ir/ir.h"
+#include "tunefarm/compiler/schedule/trace.h"
 #include "tunefarm/tuner/sketch.h"
 
 namespace tunefarm::tuner {

@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "tunefarm/compiler/trace.h"
+#include "tunefarm/compiler/schedule/trace.h"
 
 namespace tunefarm::tuner {
 

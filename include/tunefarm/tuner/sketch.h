@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "tunefarm/common/status.h"
-#include "tunefarm/compiler/ir.h"
-#include "tunefarm/compiler/schedule.h"
+#include "tunefarm/compiler/ir/ir.h"
+#include "tunefarm/compiler/schedule/schedule.h"
 #include "tunefarm/compiler/target.h"
 
 namespace tunefarm::tuner {

@@ -27,7 +27,7 @@
 
 #include "tunefarm/common/status.h"
 #include "tunefarm/compiler/target.h"
-#include "tunefarm/compiler/workload.h"
+#include "tunefarm/compiler/workload/workload.h"
 #include "tunefarm/tuner/machine_speed.h"
 #include "tunefarm/tuner/search.h"
 #include "tunefarm/measure/measure.h"

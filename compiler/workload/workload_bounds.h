@@ -1,0 +1,43 @@
+// Interval analysis of index expressions for the workload checker (private
+// to compiler/).
+//
+// Bounds an integer IR expression given the ranges of the stage's axes and
+// the conditions known to hold at that point (the conditions of enclosing
+// select branches). A condition refines the bound of any subexpression that
+// is structurally equal to one side of a comparison in it, so both
+// `select(h >= 1 && h <= H, X[h - 1], 0.0)` and
+// `select(h + r - 1 >= 0 && h + r - 1 < H, X[h + r - 1], 0.0)` are proven in range.
+// All arithmetic is overflow-checked; an unknown bound is std::nullopt.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "tunefarm/compiler/ir/ir.h"
+
+namespace tunefarm::wl {
+
+struct Range {
+  int64_t lo;
+  int64_t hi;  // inclusive; lo > hi means no value (an unreachable branch)
+};
+using VarRanges = std::map<const ir::Variable*, Range>;
+
+// A condition that holds (holds == true) or fails (false) where an access sits.
+struct Fact {
+  ir::Expr cond;
+  bool holds;
+};
+
+// Bound of `e` (integer typed) under the ranges and facts.
+std::optional<Range> BoundOf(const ir::Expr& e, const VarRanges& vars,
+                             const std::vector<Fact>& facts);
+
+// True if e mentions any of the variables.
+bool MentionsAny(const ir::Expr& e, const std::vector<const ir::Variable*>& vars);
+// Appends the variables e mentions.
+void CollectVars(const ir::Expr& e, std::vector<const ir::Variable*>* out);
+
+}  // namespace tunefarm::wl
