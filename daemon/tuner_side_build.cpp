@@ -21,7 +21,7 @@ using Clock = std::chrono::steady_clock;
 
 }  // namespace
 
-CandidateBuild BuildCandidateObject(const MeasureInput& in, size_t max_object_bytes) {
+CandidateBuild BuildCandidateObject(const MeasureInput& in, CandidatePrograms& programs, size_t max_object_bytes) {
   auto start = Clock::now();
   CandidateBuild out;
   auto fail = [&](MeasureErrorKind kind, std::string message) {
@@ -34,7 +34,7 @@ CandidateBuild BuildCandidateObject(const MeasureInput& in, size_t max_object_by
     return out;
   };
   // The candidate's target, not this host's: the object may be for a board.
-  CandidateProgram program = PrepareCandidateProgram(in);
+  CandidateProgram program = programs.Prepare(in);
   if (!program.ok()) return fail(program.error, std::move(program.error_message));
   const Target& target = program.target;
   const ir::PrimFunc& scheduled = program.func;
@@ -62,10 +62,14 @@ std::vector<MeasureResult> TunerSideBuildMeasurer::Measure(const std::vector<Mea
                                                            const MeasureOptions& options) {
   // Build phase: every candidate of the batch, in parallel; each build has its
   // own LLVM context (EmitObject is safe to run concurrently).
+  // The batch's workload is parsed and lowered once for all its candidates.
+  CandidatePrograms programs;
   std::vector<CandidateBuild> built(inputs.size());
   std::atomic<size_t> next{0};
   auto build_worker = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < inputs.size();) built[i] = BuildCandidateObject(inputs[i], options_.max_object_bytes);
+    for (size_t i; (i = next.fetch_add(1)) < inputs.size();) {
+      built[i] = BuildCandidateObject(inputs[i], programs, options_.max_object_bytes);
+    }
   };
   size_t threads = options_.build_threads > 0 ? size_t(options_.build_threads)
                                               : size_t(std::max(1u, std::thread::hardware_concurrency()));

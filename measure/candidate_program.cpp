@@ -8,41 +8,90 @@
 
 namespace tunefarm {
 
-CandidateProgram PrepareCandidateProgram(const MeasureInput& in, bool host_only) {
+struct CandidatePrograms::Shared {
+  MeasureErrorKind error = MeasureErrorKind::kNone;
+  std::string error_message;
+  std::shared_ptr<const Workload> workload;
+  Target target;
+  ir::PrimFunc default_func;
+};
+
+// The checks run in the order a candidate's answer names them: the
+// workload, then the target (and, for the runner, whether it runs here),
+// then lowering.
+std::shared_ptr<const CandidatePrograms::Shared> CandidatePrograms::ParseAndLower(const MeasureInput& in,
+                                                                                  bool host_only) {
+  auto shared = std::make_shared<Shared>();
+  auto fail = [&](MeasureErrorKind kind, std::string message) {
+    shared->error = kind;
+    shared->error_message = std::move(message);
+    return shared;
+  };
+  ParseOptions parse_options;
+  parse_options.source_name = "workload";  // messages read "workload:3:7: ..."
+  auto workload = ParseWorkload(in.workload_text, parse_options);
+  if (!workload.ok()) return fail(MeasureErrorKind::kInvalidCandidate, workload.status().message());
+  shared->target = Target::Host();
+  if (!in.target.empty()) {
+    auto parsed = Target::Parse(in.target);
+    if (!parsed.ok()) return fail(MeasureErrorKind::kInvalidCandidate, "target: " + parsed.status().message());
+    shared->target = *parsed;
+  }
+  if (host_only && !shared->target.is_host()) {
+    return fail(MeasureErrorKind::kInvalidCandidate, "target '" + shared->target.ToString() +
+                                                         "' cannot run on this machine (host: " +
+                                                         Target::Host().ToString() + ")");
+  }
+  auto func = LowerToPrimFunc(*workload);
+  if (!func.ok()) return fail(MeasureErrorKind::kCompileError, "lowering: " + func.status().message());
+  shared->default_func = std::move(*func);
+  shared->workload = std::make_shared<const Workload>(std::move(*workload));
+  return shared;
+}
+
+std::shared_ptr<const CandidatePrograms::Shared> CandidatePrograms::SharedFor(const MeasureInput& in) {
+  // Held while lowering: the batch's other candidates of this workload wait
+  // for it rather than lower it again.
+  std::lock_guard<std::mutex> lock(mu_);
+  auto key = std::make_pair(in.workload_text, in.target);
+  auto found = shared_.find(key);
+  if (found != shared_.end()) return found->second;
+  std::shared_ptr<const Shared> shared = ParseAndLower(in, host_only_);
+  ++lowered_workloads_;
+  shared_.emplace(std::move(key), shared);
+  return shared;
+}
+
+int CandidatePrograms::lowered_workloads() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return lowered_workloads_;
+}
+
+CandidateProgram CandidatePrograms::Prepare(const MeasureInput& in) {
   CandidateProgram out;
   auto fail = [&](MeasureErrorKind kind, std::string message) {
     out.error = kind;
     out.error_message = std::move(message);
     return std::move(out);
   };
-  ParseOptions parse_options;
-  parse_options.source_name = "workload";  // messages read "workload:3:7: ..."
-  auto workload = ParseWorkload(in.workload_text, parse_options);
-  if (!workload.ok()) return fail(MeasureErrorKind::kInvalidCandidate, workload.status().message());
-  out.target = Target::Host();
-  if (!in.target.empty()) {
-    auto parsed = Target::Parse(in.target);
-    if (!parsed.ok()) return fail(MeasureErrorKind::kInvalidCandidate, "target: " + parsed.status().message());
-    out.target = *parsed;
-  }
-  if (host_only && !out.target.is_host()) {
-    return fail(MeasureErrorKind::kInvalidCandidate, "target '" + out.target.ToString() +
-                                                         "' cannot run on this machine (host: " +
-                                                         Target::Host().ToString() + ")");
-  }
-  auto func = LowerToPrimFunc(*workload);
-  if (!func.ok()) return fail(MeasureErrorKind::kCompileError, "lowering: " + func.status().message());
-  out.func = *func;
+  std::shared_ptr<const Shared> shared = SharedFor(in);
+  if (shared->error != MeasureErrorKind::kNone) return fail(shared->error, shared->error_message);
+  out.target = shared->target;
+  out.func = shared->default_func;
   if (TraceTextHasContent(in.trace_text)) {
     auto trace = Trace::Parse(in.trace_text);
     if (!trace.ok()) return fail(MeasureErrorKind::kInvalidCandidate, "trace: " + trace.status().message());
-    Schedule sch(*func);
+    Schedule sch(shared->default_func);
     Status s = trace->ApplyTo(sch);
     if (!s.ok()) return fail(MeasureErrorKind::kInvalidCandidate, "trace: " + s.message());
     out.func = sch.func();
   }
-  out.workload = std::move(*workload);
+  out.workload = shared->workload;
   return out;
+}
+
+CandidateProgram PrepareCandidateProgram(const MeasureInput& input, bool host_only) {
+  return CandidatePrograms(host_only).Prepare(input);
 }
 
 }  // namespace tunefarm

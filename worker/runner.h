@@ -24,6 +24,7 @@
 #include "tunefarm/compiler/ir/ir.h"
 #include "tunefarm/compiler/codegen/llvm/prepared_call.h"
 #include "tunefarm/compiler/workload/workload.h"
+#include "tunefarm/measure/candidate_program.h"
 #include "tunefarm/measure/measure.h"
 
 namespace tunefarm::runner {
@@ -92,7 +93,7 @@ class Session {
 
  private:
   struct Built;
-  void Build(const MeasureInput& input, int index, Built& out);
+  void Build(const MeasureInput& input, CandidatePrograms& programs, Built& out);
   MeasureResult Run(Built& built, const MeasureOptions& options, int index);
 
   Channel& channel_;

@@ -29,7 +29,7 @@ struct Session::Built {
   bool ok = false;
   MeasureResult failure;  // when !ok: the answer, already final
   TestFault fault = TestFault::kNone;
-  std::optional<Workload> workload;
+  std::shared_ptr<const Workload> workload;  // shared with the batch's other candidates of it
   ir::PrimFunc func;                  // the scheduled PrimFunc (its params fix the argument order)
   std::unique_ptr<JitKernel> kernel;  // freed as soon as the candidate is measured
   int target_threads = 0;             // the target's -num-threads, 0 if none
@@ -57,7 +57,7 @@ json Event(const char* type, int index) { return {{"type", type}, {"index", inde
 
 }  // namespace
 
-void Session::Build(const MeasureInput& in, int index, Built& out) {
+void Session::Build(const MeasureInput& in, CandidatePrograms& programs, Built& out) {
   auto start = Clock::now();
   auto fail = [&](MeasureErrorKind kind, std::string message) {
     out.ok = false;
@@ -69,7 +69,7 @@ void Session::Build(const MeasureInput& in, int index, Built& out) {
     if (!fault.ok()) return fail(MeasureErrorKind::kInvalidCandidate, fault.status().message());
     out.fault = *fault;
   }
-  CandidateProgram program = PrepareCandidateProgram(in, /*host_only=*/true);
+  CandidateProgram program = programs.Prepare(in);
   if (!program.ok()) return fail(program.error, std::move(program.error_message));
   const Target& target = program.target;
   out.func = std::move(program.func);
@@ -215,14 +215,16 @@ void Session::HandleBatch(const json& request) {
     return;
   }
 
-  // Build phase: independent candidates, independent LLVM contexts.
+  // Build phase: independent candidates, independent LLVM contexts. A
+  // batch's candidates share a workload: it is parsed and lowered once.
+  CandidatePrograms programs(/*host_only=*/true);
   std::vector<Built> built(candidates.size());
   std::atomic<size_t> next{0};
   auto build_worker = [&] {
     for (size_t k; (k = next.fetch_add(1)) < candidates.size();) {
       const auto& [index, input] = candidates[k];
       channel_.Send(Event("build_start", index));
-      Build(input, index, built[k]);
+      Build(input, programs, built[k]);
       if (built[k].ok) {
         channel_.Send({{"type", "build_done"}, {"index", index}, {"build_seconds", built[k].build_seconds}});
       } else {

@@ -17,7 +17,7 @@ TEST(CandidateProgramTest, ReplaysTheTraceOnTheLoweredWorkload) {
   const std::string trace = VectorizedMatmulTrace(kMatmul);
   CandidateProgram p = PrepareCandidateProgram(Candidate("vec", kMatmul, trace));
   ASSERT_TRUE(p.ok()) << p.error_message;
-  ASSERT_TRUE(p.workload.has_value());
+  ASSERT_NE(p.workload, nullptr);
   EXPECT_EQ(p.workload->name, "matmul");
   EXPECT_TRUE(p.target.is_host());
 
@@ -66,8 +66,41 @@ TEST(CandidateProgramTest, EachBadPartIsAnInvalidCandidateNamingIt) {
     CandidateProgram p = PrepareCandidateProgram(c.input);
     EXPECT_EQ(p.error, MeasureErrorKind::kInvalidCandidate) << c.what << ": " << p.error_message;
     EXPECT_NE(p.error_message.find(c.names), std::string::npos) << c.what << ": " << p.error_message;
-    EXPECT_FALSE(p.workload.has_value()) << c.what;
+    EXPECT_EQ(p.workload, nullptr) << c.what;
   }
+}
+
+TEST(CandidateProgramTest, ABatchLowersEachWorkloadOnceAndReplaysEachTrace) {
+  const std::string other = MatmulText(17, 9, 23);
+  CandidatePrograms programs;
+  const std::string trace = VectorizedMatmulTrace(kMatmul);
+  std::vector<MeasureInput> batch = {Candidate("a", kMatmul, trace), Candidate("b", kMatmul),
+                                     Candidate("c", other), Candidate("d", kMatmul, trace)};
+  std::vector<CandidateProgram> prepared;
+  for (const MeasureInput& in : batch) prepared.push_back(programs.Prepare(in));
+  EXPECT_EQ(programs.lowered_workloads(), 2);
+  for (size_t i = 0; i < batch.size(); ++i) {
+    ASSERT_TRUE(prepared[i].ok()) << batch[i].candidate_id << ": " << prepared[i].error_message;
+    // The same program a candidate prepared on its own gives.
+    CandidateProgram alone = PrepareCandidateProgram(batch[i]);
+    EXPECT_EQ(ir::ToString(prepared[i].func), ir::ToString(alone.func)) << batch[i].candidate_id;
+  }
+  EXPECT_EQ(prepared[0].workload, prepared[1].workload);  // one parsed workload, shared
+  EXPECT_NE(prepared[0].workload, prepared[2].workload);
+  EXPECT_NE(ir::ToString(prepared[0].func), ir::ToString(prepared[1].func));  // traced vs default
+
+  // A workload that does not parse fails every candidate naming it, alike,
+  // without another attempt; another target is another entry.
+  const std::string broken = "workload w(N = 4) {\n  A = input f32[N]\n  B[i] = A[j]\n  output B\n}\n";
+  CandidateProgram first = programs.Prepare(Candidate("e", broken));
+  CandidateProgram second = programs.Prepare(Candidate("f", broken, trace));
+  EXPECT_EQ(first.error, MeasureErrorKind::kInvalidCandidate);
+  EXPECT_EQ(second.error, MeasureErrorKind::kInvalidCandidate);
+  EXPECT_EQ(first.error_message, second.error_message);
+  MeasureInput board = Candidate("g", kMatmul);
+  board.target = "llvm -mtriple=aarch64-linux-gnu -mattr=+neon";
+  EXPECT_TRUE(programs.Prepare(board).ok());
+  EXPECT_EQ(programs.lowered_workloads(), 4);
 }
 
 }  // namespace

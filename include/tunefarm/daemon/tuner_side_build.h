@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "tunefarm/measure/candidate_program.h"
 #include "tunefarm/measure/measure.h"
 
 namespace tunefarm::daemon {
@@ -58,13 +59,15 @@ class TunerSideBuildMeasurer : public Measurer {
 
 // Builds one candidate's object as TunerSideBuildMeasurer does. On failure the
 // result holds the answer (kind and message; candidate_id and build_seconds
-// set) and the returned object is empty. Thread-safe.
+// set) and the returned object is empty. `programs` holds the batch's parsed
+// and lowered workloads (shared by its candidates). Thread-safe.
 struct CandidateBuild {
   std::string object;      // EmitObject bytes; empty on failure
   MeasureResult failure;   // error != kNone on failure
   double build_seconds = 0;
   bool ok() const { return failure.error == MeasureErrorKind::kNone; }
 };
-CandidateBuild BuildCandidateObject(const MeasureInput& input, size_t max_object_bytes = 0);
+CandidateBuild BuildCandidateObject(const MeasureInput& input, CandidatePrograms& programs,
+                                    size_t max_object_bytes = 0);
 
 }  // namespace tunefarm::daemon

@@ -13,8 +13,11 @@
 // host_only = false.
 #pragma once
 
-#include <optional>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <utility>
 
 #include "tunefarm/compiler/ir/ir.h"
 #include "tunefarm/compiler/target.h"
@@ -26,12 +29,44 @@ namespace tunefarm {
 struct CandidateProgram {
   MeasureErrorKind error = MeasureErrorKind::kNone;  // kNone: the fields below are set
   std::string error_message;
-  std::optional<Workload> workload;
+  std::shared_ptr<const Workload> workload;  // shared by the batch's candidates of one workload
   Target target;       // the input's target; this host's when the input names none
   ir::PrimFunc func;   // the scheduled program (the default one for an empty trace)
   bool ok() const { return error == MeasureErrorKind::kNone; }
 };
 
+// A batch's programs. The parts its candidates share -- the workload parsed
+// and lowered to its default PrimFunc, the target parsed and checked -- are
+// made once per distinct (workload text, target text) and reused for every
+// candidate that names them; each candidate then only replays its trace.
+// Failures of a shared part are shared too: every candidate naming a workload
+// that does not parse gets the same invalid_candidate answer.
+//
+// Thread-safe (a batch's candidates are built in parallel). Meant to live for
+// one batch, so it holds at most that batch's distinct workloads.
+class CandidatePrograms {
+ public:
+  explicit CandidatePrograms(bool host_only = false) : host_only_(host_only) {}
+
+  CandidateProgram Prepare(const MeasureInput& input);
+
+  // How many workloads were parsed and lowered so far (what the sharing saves
+  // is visible to tests).
+  int lowered_workloads() const;
+
+ private:
+  struct Shared;  // a workload and target as parsed and lowered, or why not
+  std::shared_ptr<const Shared> SharedFor(const MeasureInput& input);
+  static std::shared_ptr<const Shared> ParseAndLower(const MeasureInput& input, bool host_only);
+
+  const bool host_only_;
+  mutable std::mutex mu_;
+  // GUARDED_BY(mu_): by (workload text, target text).
+  std::map<std::pair<std::string, std::string>, std::shared_ptr<const Shared>> shared_;
+  int lowered_workloads_ = 0;  // GUARDED_BY(mu_)
+};
+
+// One candidate on its own (a batch of one).
 CandidateProgram PrepareCandidateProgram(const MeasureInput& input, bool host_only = false);
 
 }  // namespace tunefarm
