@@ -158,140 +158,186 @@ std::vector<MeasureResult> LocalMeasurer::Measure(const std::vector<MeasureInput
   return round.results;
 }
 
-void LocalMeasurer::RunRound(const std::vector<MeasureInput>& inputs, const MeasureOptions& options, Round& round) {
-  json request = {{"type", "batch"}, {"options", worker_protocol::ToJson(options)}};
-  int threads = options_.build_threads > 0 ? options_.build_threads : int(std::max(1u, std::thread::hardware_concurrency()));
-  request["build_threads"] = round.serial_builds ? 1 : threads;
-  json& candidates = request["candidates"] = json::array();
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (round.done[i]) continue;
-    json c = worker_protocol::ToJson(inputs[i]);
-    c["index"] = int(i);
-    candidates.push_back(std::move(c));
+// One round: the batch's unfinished candidates sent to the runner, then its
+// events until it finishes the batch, falls silent past a deadline or dies.
+// What the runner owes at each moment (builds, a run, a reference) and since
+// when (the parent's clock) decides the deadline and whom a death is blamed on.
+class RunnerRound {
+ public:
+  RunnerRound(LocalMeasurer& measurer, const std::vector<MeasureInput>& inputs, const MeasureOptions& options,
+              LocalMeasurer::Round& round)
+      : measurer_(measurer), inputs_(inputs), options_(options), round_(round) {}
+
+  // False when the batch could not be sent (the runner is dropped).
+  bool SendBatch() {
+    json request = {{"type", "batch"}, {"options", worker_protocol::ToJson(options_)}};
+    int threads = measurer_.options_.build_threads > 0 ? measurer_.options_.build_threads
+                                                       : int(std::max(1u, std::thread::hardware_concurrency()));
+    request["build_threads"] = round_.serial_builds ? 1 : threads;
+    json& candidates = request["candidates"] = json::array();
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      if (round_.done[i]) continue;
+      json c = worker_protocol::ToJson(inputs_[i]);
+      c["index"] = int(i);
+      candidates.push_back(std::move(c));
+      sent_.push_back(int(i));
+    }
+    last_event_ = Clock::now();
+    RunnerProcess& runner = *measurer_.runner_;
+    if (Status s = runner.Send(request, After(last_event_, measurer_.options_.idle_timeout_s)); !s.ok()) {
+      round_.failure = WithTail("sending the batch: " + s.message() + " (runner " + runner.Stop() + ")",
+                                runner.OutputTail());
+      measurer_.DropRunner();
+      return false;
+    }
+    return true;
   }
-  auto finish = [&](int index, MeasureErrorKind kind, std::string message) {
-    if (index < 0 || size_t(index) >= inputs.size() || round.done[size_t(index)]) return;
-    MeasureResult& r = round.results[size_t(index)];
+
+  // Idle timeout while the runner owes nothing; else the earliest deadline of
+  // what it owes.
+  Clock::time_point Deadline() const {
+    Clock::time_point deadline = After(last_event_, measurer_.options_.idle_timeout_s);
+    if (!builds_.empty() || run_index_ >= 0 || reference_index_ >= 0) deadline = Clock::time_point::max();
+    for (const auto& [index, start] : builds_) deadline = std::min(deadline, After(start, options_.build_timeout_s));
+    if (run_index_ >= 0) deadline = std::min(deadline, After(run_start_, options_.run_timeout_s));
+    if (reference_index_ >= 0) deadline = std::min(deadline, After(reference_start_, options_.build_timeout_s));
+    return deadline;
+  }
+
+  // Records one event; true when the batch is done.
+  bool OnMessage(const json& m) {
+    auto now = last_event_ = Clock::now();
+    std::string type;
+    int index = -1;
+    try {
+      type = m.value("type", "");
+      index = m.value("index", -1);
+    } catch (const json::exception&) {
+      type = "malformed";  // ignored below; a runner bug, not worth a crash here
+    }
+    if (type == "build_start") {
+      builds_[index] = now;
+    } else if (type == "build_done") {
+      builds_.erase(index);
+      if (Known(index)) round_.results[size_t(index)].build_seconds = m.value("build_seconds", 0.0);
+    } else if (type == "reference_start") {
+      reference_index_ = index;
+      reference_start_ = now;
+    } else if (type == "reference_done") {
+      reference_index_ = -1;
+    } else if (type == "run_start") {
+      run_index_ = index;
+      run_start_ = now;
+    } else if (type == "result") {
+      builds_.erase(index);
+      if (run_index_ == index) run_index_ = -1;
+      if (Known(index) && !round_.done[size_t(index)]) {
+        MeasureResult r = worker_protocol::ResultFromJson(m);
+        r.candidate_id = inputs_[size_t(index)].candidate_id;
+        round_.results[size_t(index)] = std::move(r);
+        round_.done[size_t(index)] = true;
+        round_.progress = true;
+      }
+    } else if (type == "batch_done") {
+      // Anything unanswered in a finished batch is a runner bug, not the candidate's.
+      for (int sent : sent_) Finish(sent, MeasureErrorKind::kWorkerLost, "the runner finished the batch without answering");
+      return true;
+    } else if (type == "error") {
+      round_.failure = "runner error: " + m.value("message", "");
+    }
+    return false;
+  }
+
+  // Past a deadline: what is overdue fails with a timeout; the runner is killed
+  // and the next round starts a fresh one.
+  void OnSilence() {
+    auto now = Clock::now();
+    if (run_index_ >= 0 && now >= After(run_start_, options_.run_timeout_s)) {
+      Finish(run_index_, MeasureErrorKind::kTimeout,
+             "run (checked run and " + std::to_string(options_.repeat) + " timed groups) exceeded run_timeout_s = " +
+                 FormatSeconds(options_.run_timeout_s));
+    }
+    if (reference_index_ >= 0 && now >= After(reference_start_, options_.build_timeout_s)) {
+      // Every candidate of that workload would wait as long: fail them together.
+      const std::string& text = inputs_[size_t(reference_index_)].workload_text;
+      for (size_t i = 0; i < inputs_.size(); ++i) {
+        if (inputs_[i].workload_text == text) {
+          Finish(int(i), MeasureErrorKind::kTimeout,
+                 "computing the reference output exceeded build_timeout_s = " + FormatSeconds(options_.build_timeout_s));
+        }
+      }
+    }
+    for (const auto& [index, start] : builds_) {
+      if (now >= After(start, options_.build_timeout_s)) {
+        Finish(index, MeasureErrorKind::kTimeout, "build exceeded build_timeout_s = " + FormatSeconds(options_.build_timeout_s));
+      }
+    }
+    round_.failure = "the runner stopped answering for " + FormatSeconds(measurer_.options_.idle_timeout_s);
+    measurer_.DropRunner();  // SIGKILL, reap
+  }
+
+  // The channel closed or broke: the runner died. Blame what it was doing.
+  void OnRunnerExit(const RunnerProcess::Received& got) {
+    RunnerProcess& runner = *measurer_.runner_;
+    std::string exit = runner.Stop(/*wait_briefly_first=*/true);
+    std::string tail = runner.OutputTail();
+    if (got.outcome == RunnerProcess::Outcome::kCorrupt) exit = "sent a corrupt message (" + got.error + "); " + exit;
+    if (run_index_ >= 0) {
+      Finish(run_index_, MeasureErrorKind::kRuntimeError, WithTail("the kernel crashed the runner: " + exit, tail));
+    } else if (reference_index_ >= 0) {
+      Finish(reference_index_, MeasureErrorKind::kRuntimeError,
+             WithTail("the runner crashed computing the reference output: " + exit, tail));
+    } else if (builds_.size() == 1) {
+      Finish(builds_.begin()->first, MeasureErrorKind::kCompileError,
+             WithTail("the runner crashed building this candidate: " + exit, tail));
+    } else if (builds_.size() > 1) {
+      round_.serial_builds = true;  // rebuild one at a time to find which one it was
+    }
+    round_.failure = WithTail("runner " + exit, tail);
+    measurer_.runner_.reset();
+  }
+
+ private:
+  bool Known(int index) const { return index >= 0 && size_t(index) < inputs_.size(); }
+
+  void Finish(int index, MeasureErrorKind kind, std::string message) {
+    if (!Known(index) || round_.done[size_t(index)]) return;
+    MeasureResult& r = round_.results[size_t(index)];
     r.error = kind;
     r.error_message = std::move(message);
     r.repeat_seconds.clear();
-    round.done[size_t(index)] = true;
-    round.progress = true;
-  };
-  auto last_event = Clock::now();
-  if (Status s = runner_->Send(request, After(last_event, options_.idle_timeout_s)); !s.ok()) {
-    round.failure = WithTail("sending the batch: " + s.message() + " (runner " + runner_->Stop() + ")",
-                             runner_->OutputTail());
-    DropRunner();
-    return;
+    round_.done[size_t(index)] = true;
+    round_.progress = true;
   }
 
-  // What the runner owes us now, and since when (parent's clock).
-  std::map<int, Clock::time_point> builds;
-  int run_index = -1, reference_index = -1;
-  Clock::time_point run_start, reference_start;
+  LocalMeasurer& measurer_;
+  const std::vector<MeasureInput>& inputs_;
+  const MeasureOptions& options_;
+  LocalMeasurer::Round& round_;
+  std::vector<int> sent_;  // indices of the candidates in this round's batch
+  Clock::time_point last_event_;
+  std::map<int, Clock::time_point> builds_;  // building, since
+  int run_index_ = -1, reference_index_ = -1;
+  Clock::time_point run_start_, reference_start_;
+};
+
+void LocalMeasurer::RunRound(const std::vector<MeasureInput>& inputs, const MeasureOptions& options, Round& round) {
+  RunnerRound conversation(*this, inputs, options, round);
+  if (!conversation.SendBatch()) return;
   while (true) {
-    Clock::time_point deadline = After(last_event, options_.idle_timeout_s);
-    if (!builds.empty() || run_index >= 0 || reference_index >= 0) deadline = Clock::time_point::max();
-    for (const auto& [index, start] : builds) deadline = std::min(deadline, After(start, options.build_timeout_s));
-    if (run_index >= 0) deadline = std::min(deadline, After(run_start, options.run_timeout_s));
-    if (reference_index >= 0) deadline = std::min(deadline, After(reference_start, options.build_timeout_s));
-
-    RunnerProcess::Received got = runner_->Receive(deadline);
-    auto now = Clock::now();
-    if (got.outcome == RunnerProcess::Outcome::kMessage) {
-      last_event = now;
-      const json& m = got.message;
-      std::string type;
-      int index = -1;
-      try {
-        type = m.value("type", "");
-        index = m.value("index", -1);
-      } catch (const json::exception&) {
-        type = "malformed";  // ignored below; a runner bug, not worth a crash here
-      }
-      if (type == "build_start") {
-        builds[index] = now;
-      } else if (type == "build_done") {
-        builds.erase(index);
-        if (index >= 0 && size_t(index) < inputs.size()) {
-          round.results[size_t(index)].build_seconds = m.value("build_seconds", 0.0);
-        }
-      } else if (type == "reference_start") {
-        reference_index = index;
-        reference_start = now;
-      } else if (type == "reference_done") {
-        reference_index = -1;
-      } else if (type == "run_start") {
-        run_index = index;
-        run_start = now;
-      } else if (type == "result") {
-        builds.erase(index);
-        if (run_index == index) run_index = -1;
-        if (index >= 0 && size_t(index) < inputs.size() && !round.done[size_t(index)]) {
-          MeasureResult r = worker_protocol::ResultFromJson(m);
-          r.candidate_id = inputs[size_t(index)].candidate_id;
-          round.results[size_t(index)] = std::move(r);
-          round.done[size_t(index)] = true;
-          round.progress = true;
-        }
-      } else if (type == "batch_done") {
-        // Anything unanswered in a finished batch is a runner bug, not the candidate's.
-        for (const auto& c : candidates) {
-          finish(c["index"].get<int>(), MeasureErrorKind::kWorkerLost, "the runner finished the batch without answering");
-        }
+    RunnerProcess::Received got = runner_->Receive(conversation.Deadline());
+    switch (got.outcome) {
+      case RunnerProcess::Outcome::kMessage:
+        if (conversation.OnMessage(got.message)) return;
+        break;
+      case RunnerProcess::Outcome::kTimeout:
+        conversation.OnSilence();
         return;
-      } else if (type == "error") {
-        round.failure = "runner error: " + m.value("message", "");
-      }
-      continue;
+      case RunnerProcess::Outcome::kClosed:
+      case RunnerProcess::Outcome::kCorrupt:
+        conversation.OnRunnerExit(got);
+        return;
     }
-
-    if (got.outcome == RunnerProcess::Outcome::kTimeout) {
-      std::string how;
-      if (run_index >= 0 && now >= After(run_start, options.run_timeout_s)) {
-        finish(run_index, MeasureErrorKind::kTimeout,
-               "run (checked run and " + std::to_string(options.repeat) + " timed groups) exceeded run_timeout_s = " +
-                   FormatSeconds(options.run_timeout_s));
-      }
-      if (reference_index >= 0 && now >= After(reference_start, options.build_timeout_s)) {
-        // Every candidate of that workload would wait as long: fail them together.
-        const std::string& text = inputs[size_t(reference_index)].workload_text;
-        for (size_t i = 0; i < inputs.size(); ++i) {
-          if (inputs[i].workload_text == text) {
-            finish(int(i), MeasureErrorKind::kTimeout,
-                   "computing the reference output exceeded build_timeout_s = " + FormatSeconds(options.build_timeout_s));
-          }
-        }
-      }
-      for (const auto& [index, start] : builds) {
-        if (now >= After(start, options.build_timeout_s)) {
-          finish(index, MeasureErrorKind::kTimeout, "build exceeded build_timeout_s = " + FormatSeconds(options.build_timeout_s));
-        }
-      }
-      round.failure = "the runner stopped answering for " + FormatSeconds(options_.idle_timeout_s);
-      DropRunner();  // SIGKILL, reap; the next round starts a fresh runner
-      return;
-    }
-
-    // The channel closed or broke: the runner died. Blame what it was doing.
-    std::string exit = runner_->Stop(/*wait_briefly_first=*/true);
-    std::string tail = runner_->OutputTail();
-    if (got.outcome == RunnerProcess::Outcome::kCorrupt) exit = "sent a corrupt message (" + got.error + "); " + exit;
-    if (run_index >= 0) {
-      finish(run_index, MeasureErrorKind::kRuntimeError, WithTail("the kernel crashed the runner: " + exit, tail));
-    } else if (reference_index >= 0) {
-      finish(reference_index, MeasureErrorKind::kRuntimeError,
-             WithTail("the runner crashed computing the reference output: " + exit, tail));
-    } else if (builds.size() == 1) {
-      finish(builds.begin()->first, MeasureErrorKind::kCompileError,
-             WithTail("the runner crashed building this candidate: " + exit, tail));
-    } else if (builds.size() > 1) {
-      round.serial_builds = true;  // rebuild one at a time to find which one it was
-    }
-    round.failure = WithTail("runner " + exit, tail);
-    runner_.reset();
-    return;
   }
 }
 

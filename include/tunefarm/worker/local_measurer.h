@@ -62,6 +62,7 @@ class LocalMeasurer : public Measurer {
 
  private:
   struct Round;
+  friend class RunnerRound;  // one round's conversation with the runner (local_measurer.cpp)
   Status EnsureRunner();
   void RunRound(const std::vector<MeasureInput>& inputs, const MeasureOptions& options, Round& round);
   void DropRunner();
