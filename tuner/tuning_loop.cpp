@@ -385,8 +385,8 @@ Status TuningLoop::Run(std::vector<TuneTask> tasks, const std::atomic<bool>& sto
     state->task = std::move(tasks[i]);
     state->index = int(i);
     TF_ASSIGN_OR_RETURN(state->default_func, LowerToPrimFunc(state->task.workload));
-    state->search = std::make_unique<EvolutionarySearch>(state->default_func, policy_.get(), options_.search,
-                                                         options_.seed * 7919 + i);
+    TF_ASSIGN_OR_RETURN(state->search, MakeSearchStrategy({state->default_func, policy_.get(), options_.search,
+                                                           options_.seed * 7919 + i}));
     state->history.weight = state->task.weight;
     TF_RETURN_IF_ERROR(db_->CommitWorkload({state->task.hash, state->task.workload.name, state->task.text}));
     TaskStatus status;

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "tunefarm/compiler/ir/ir.h"
-#include "tunefarm/tuner/search.h"
+#include "tunefarm/tuner/search_strategy.h"
 #include "tunefarm/tuner/task_scheduler.h"
 #include "tunefarm/tuner/tuning_loop.h"
 #include "trace_times.h"
@@ -30,7 +30,7 @@ struct TuningLoop::TaskState {
   TuneTask task;
   int index = 0;  // in the job's tasks (and status_)
   ir::PrimFunc default_func;
-  std::unique_ptr<EvolutionarySearch> search;
+  std::unique_ptr<SearchStrategy> search;  // MakeSearchStrategy
   std::set<uint64_t> measured;          // every program of the log's records: never proposed again
   std::set<uint64_t> measured_current;  // those with a record of this run's fingerprint
   // (seconds, trace), kept sorted: one entry per trace of this run's

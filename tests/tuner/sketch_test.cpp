@@ -203,7 +203,7 @@ TEST(EvolutionarySearchTest, BatchesNeverRepeatMeasuredPrograms) {
   std::set<uint64_t> measured;
   std::vector<Trace> seeds;
   for (int round = 0; round < 3; ++round) {
-    auto batch = search.NextBatch(8, seeds, measured, scorer);
+    auto batch = search.NextBatch(8, seeds, measured, scorer, {});
     ASSERT_TRUE(batch.ok()) << batch.status().ToString();
     ASSERT_FALSE(batch->empty());
     for (const Candidate& c : *batch) {
@@ -240,7 +240,7 @@ TEST(EvolutionarySearchTest, EpsilonPicksAreRandomSamplesOfTheSketch) {
   ASSERT_TRUE(seed.ok()) << seed.status().ToString();
   std::set<uint64_t> measured = {seed->hash};
   FirstGenerationScorer scorer;
-  auto batch = search.NextBatch(12, {seed->trace}, measured, scorer);
+  auto batch = search.NextBatch(12, {seed->trace}, measured, scorer, {});
   ASSERT_TRUE(batch.ok()) << batch.status().ToString();
   ASSERT_EQ(batch->size(), 12u);
   ASSERT_EQ(scorer.first_generation.size(), 32u);

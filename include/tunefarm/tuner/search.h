@@ -1,4 +1,5 @@
-// Evolutionary search over a design space, guided by a cost model.
+// Evolutionary search over a design space, guided by a cost model: the
+// SearchStrategy "evolutionary" (search_strategy.h).
 //
 // One call to NextBatch runs the named phases of a search round:
 //   1. SampleInitPopulation: the seeds the caller picked from the log (its
@@ -16,7 +17,7 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <random>
@@ -29,91 +30,13 @@
 #include "tunefarm/common/status.h"
 #include "tunefarm/compiler/ir/ir.h"
 #include "tunefarm/compiler/schedule/trace.h"
+#include "tunefarm/tuner/search_options.h"
+#include "tunefarm/tuner/search_strategy.h"
 #include "tunefarm/tuner/sketch.h"
 
 namespace tunefarm::tuner {
 
-// One point of the design space, replayed and lowered.
-struct Candidate {
-  Trace trace;
-  ir::PrimFunc func;     // scheduled, block form
-  // LowerForCodegen of what one measured call runs (func, or its prepacked
-  // entry when constant inputs are packed ahead: split_prepack.h); what cost
-  // models read.
-  ir::PrimFunc lowered;
-  uint64_t hash = 0;     // hash of the lowered program's text
-};
-
-// Higher score = predicted faster. Implementations wrap a cost model.
-class CandidateScorer {
- public:
-  virtual ~CandidateScorer() = default;
-  virtual std::vector<double> Score(const std::vector<const Candidate*>& candidates) = 0;
-};
-
-// Scores uniformly at random: the baseline "random search".
-class RandomScorer : public CandidateScorer {
- public:
-  explicit RandomScorer(uint64_t seed) : rng_(seed) {}
-  std::vector<double> Score(const std::vector<const Candidate*>& candidates) override;
-
- private:
-  std::mt19937_64 rng_;
-};
-
-struct SearchOptions {
-  // Programs per generation, and generations per round (tune --population,
-  // --generations). 512 x 4 reached 90 % of the best sooner on GMM 1024 but
-  // found DEP kernels half as fast as 128 x 3 (worse than random search) over
-  // seeds 1-3 of the six suite workloads; 128 x 3 had the best geometric mean
-  // of best-found over reference, 0.91 against 0.83 (docs/tuning-benchmarks.md,
-  // search pool).
-  int population = 128;
-  int generations = 3;
-  double elite_fraction = 0.25;
-  // Share of each batch picked at random among the round's random samples
-  // the model ranked lower. Higher than Ansor's 0.05: the search's picks
-  // cluster, and a quarter drawn at random reached 90 % of the best more
-  // often (docs/tuning-benchmarks.md, epsilon). Drawn among random samples
-  // rather than the whole pool once the sketch kept depthwise channels out
-  // of the register tile: before that, DEP's random samples were too slow
-  // to be worth a pick (docs/tuning-benchmarks.md, register-tile reuse).
-  double epsilon = 0.25;
-  // Share of mutations that step a tile decision; the rest step the other
-  // decisions (unroll, packing, accumulator level). Ansor's and
-  // MetaSchedule's CPU mutators give tile sizes 0.9 too; with every decision
-  // alike, DEP's kernels were slower (docs/tuning-benchmarks.md, mutation).
-  double tile_mutation_share = 0.9;
-  // Seeds of each round besides the log's 16 fastest records: the fastest
-  // record of each value a categorical decision (padding, vector axis,
-  // unroll depth...) has taken that those lack, at most this many
-  // (seed_selection.h). With 8, DEP's runs of 300 trials over seeds 1-8
-  // ended at 0.96 of the best found against 0.85 with the fastest alone
-  // (docs/tuning-benchmarks.md, seeds per structural choice).
-  int choice_seeds = 8;
-  // How many of those seeds one value may have: its fastest records, up to
-  // this many, when the 16 fastest lack it. With 4, DEP's runs of 300 trials
-  // left the padded kernels for the guarded ones more often (5 of 8 seeds
-  // against 3), but at 1,000 trials 2 of 4 never did, where all 4 runs with
-  // 1 had: 1 stays the default (docs/tuning-benchmarks.md, "Seeds per choice
-  // value").
-  int seeds_per_choice = 1;
-  // Places of each batch kept for those values: the best-scored unmeasured
-  // program of each missing value (NextBatch's wanted_choices), in order, up
-  // to this many and to half of the batch's places not drawn at random,
-  // whatever its rank in the pool. The seeds alone give a value
-  // parents, but a model trained on the other value ranks their children low
-  // and the batch never measures them. DEP, 300 trials, seeds 1-14, the two
-  // alternating with one binary: 95 % of the best known kernel within 300
-  // trials in 10 runs with 2 against 5 with none, the other workloads level;
-  // at 1,000 trials 3 of 11 runs ended 4-14 % short of the best, where runs
-  // without ended within 1.3 % (docs/tuning-benchmarks.md, "Two batch places
-  // for missing choices").
-  int choice_picks = 2;
-  int max_attempts_factor = 8;  // attempts per wanted candidate before giving up
-};
-
-class EvolutionarySearch {
+class EvolutionarySearch : public SearchStrategy {
  public:
   // `policy` must outlive the search.
   EvolutionarySearch(ir::PrimFunc default_func, const SketchPolicy* policy, SearchOptions options, uint64_t seed);
@@ -123,10 +46,13 @@ class EvolutionarySearch {
   // the log's fastest records lack; options.choice_picks places go to them.
   Result<std::vector<Candidate>> NextBatch(int batch_size, const std::vector<Trace>& seeds,
                                            const std::set<uint64_t>& measured, CandidateScorer& scorer,
-                                           const std::vector<std::string>& wanted_choices = {});
+                                           const std::vector<std::string>& wanted_choices) override;
 
-  // Replays a trace on the default program (nullopt-like error if it does not fit).
-  Result<Candidate> Replay(const Trace& trace, const std::map<size_t, std::vector<int64_t>>& decisions = {});
+  // Replays a trace on the default program (an error if it does not fit).
+  Result<Candidate> Replay(const Trace& trace) override { return Replay(trace, {}); }
+  // With `decisions` overriding those of the instructions at their indices
+  // (Trace::ApplyTo).
+  Result<Candidate> Replay(const Trace& trace, const std::map<size_t, std::vector<int64_t>>& decisions);
   // A random point of the design space.
   Result<Candidate> Sample();
   // A program next to `parent`: the sketch re-run with the parent's
@@ -149,8 +75,8 @@ class EvolutionarySearch {
   Candidate Realign(Candidate seed);
   // Distinct seed programs Realign gave another trace (written by an older
   // sketch), and those it found no single edit for (mutated as written).
-  int realigned_seeds() const { return realigned_seeds_; }
-  int unaligned_seeds() const { return unaligned_seeds_; }
+  int realigned_seeds() const override { return realigned_seeds_; }
+  int unaligned_seeds() const override { return unaligned_seeds_; }
 
  private:
   // Positions into `decisions` (the trace's sampling instructions) in the

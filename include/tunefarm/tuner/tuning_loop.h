@@ -29,7 +29,7 @@
 #include "tunefarm/compiler/target.h"
 #include "tunefarm/compiler/workload/workload.h"
 #include "tunefarm/tuner/machine_speed.h"
-#include "tunefarm/tuner/search.h"
+#include "tunefarm/tuner/search_strategy.h"
 #include "tunefarm/measure/measure.h"
 
 #include "tunefarm/database/record.h"
