@@ -115,7 +115,7 @@ int Compile(const CompileOptions& o) {
   tuner::BestRecordLookup lookup;
   if (!o.db.empty()) {
     lookup = [&](std::string_view hash, const database::Target& t,
-                 const database::RecordUsable& usable) -> Result<database::LayeredBest> {
+                 const database::RecordUsable& usable) -> Result<database::BestRecord> {
       database::OpenOptions read_only;
       read_only.read_only = true;
       std::string system = o.system_db.empty() ? database::DefaultSystemDatabasePath() : o.system_db;

@@ -66,20 +66,20 @@ Result<std::optional<LoggedSchedule>> FindLoggedSchedule(const std::string& db, 
   std::string system = system_db.empty() ? database::DefaultSystemDatabasePath() : system_db;
   TF_ASSIGN_OR_RETURN(auto logs, database::LayeredDatabase::Open(db, system, read_only, !system_db.empty()));
   std::vector<tuner::PassedOverRecord> passed_over;
-  TF_ASSIGN_OR_RETURN(database::LayeredBest best,
+  TF_ASSIGN_OR_RETURN(database::BestRecord best,
                       logs->GetBest(StructuralHashHex(w), tuner::KernelRecordTarget(target, std::nullopt),
                                     tuner::TraceReplaysOn(default_func, &passed_over)));
-  if (!best.best.record) {
+  if (!best.record) {
     if (!passed_over.empty()) return tuner::NoRecordReplays(passed_over, db, w.name);
     return std::optional<LoggedSchedule>();
   }
   // The lookup replayed it already; a failure here would be a broken invariant.
-  TF_ASSIGN_OR_RETURN(Trace trace, Trace::Parse(best.best.record->trace));
+  TF_ASSIGN_OR_RETURN(Trace trace, Trace::Parse(best.record->trace));
   Schedule sch(default_func);
   Status applied = trace.ApplyTo(sch);
-  if (!applied.ok()) return Status::Internal("record #" + std::to_string(best.best.record->id) +
+  if (!applied.ok()) return Status::Internal("record #" + std::to_string(best.record->id) +
                                              " replayed in the lookup but not here: " + applied.message());
-  return std::optional<LoggedSchedule>(LoggedSchedule{*best.best.record, best.layer, best.best.level, sch.func()});
+  return std::optional<LoggedSchedule>(LoggedSchedule{*best.record, best.layer, best.level, sch.func()});
 }
 
 std::vector<HostBuffer> MakeArguments(const ir::PrimFunc& f, uint64_t seed) {

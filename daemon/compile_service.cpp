@@ -50,7 +50,7 @@ void AppendKeyField(std::string* key, std::string_view field) {
 // come from the names. The record is keyed by layer, row id and uid (row ids
 // of the two layers may coincide; the uid is unique across logs).
 std::string CacheKey(const CompileJob& job, const database::Target& record_target,
-                     const database::LayeredBest& best) {
+                     const database::BestRecord& best) {
   std::string key;
   AppendKeyField(&key, job.hash);
   AppendKeyField(&key, PrintWorkload(job.workload));
@@ -63,10 +63,10 @@ std::string CacheKey(const CompileJob& job, const database::Target& record_targe
   AppendKeyField(&key, fp.arch);
   AppendKeyField(&key, std::to_string(fp.cores));
   AppendKeyField(&key, fp.toolchain);
-  if (best.best.record) {
+  if (best.record) {
     AppendKeyField(&key, database::LayerName(best.layer));
-    AppendKeyField(&key, std::to_string(best.best.record->id));
-    AppendKeyField(&key, best.best.record->uid);
+    AppendKeyField(&key, std::to_string(best.record->id));
+    AppendKeyField(&key, best.record->uid);
   } else {
     AppendKeyField(&key, "default");
   }
@@ -84,23 +84,13 @@ v1::CompileResponse::Source SourceOf(const BuiltKernel& kernel) {
 
 }  // namespace
 
-CompileServiceImpl::CompileServiceImpl(TuningLogRef log, rpc::ServerSecurity security, size_t cache_entries,
+CompileServiceImpl::CompileServiceImpl(database::TuningLog* log, rpc::ServerSecurity security, size_t cache_entries,
                                        StartTuningFn start_tuning, std::string runtime_dir)
     : log_(log),
       security_(std::move(security)),
       cache_entries_(cache_entries),
       start_tuning_(std::move(start_tuning)),
       runtime_dir_(std::move(runtime_dir)) {}
-
-CompileServiceImpl::CompileServiceImpl(database::LayeredDatabase* db, rpc::ServerSecurity security,
-                                       size_t cache_entries, StartTuningFn start_tuning, std::string runtime_dir)
-    : CompileServiceImpl(TuningLogRef(db), std::move(security), cache_entries, std::move(start_tuning),
-                         std::move(runtime_dir)) {}
-
-CompileServiceImpl::CompileServiceImpl(database::Database* db, rpc::ServerSecurity security, size_t cache_entries,
-                                       StartTuningFn start_tuning, std::string runtime_dir)
-    : CompileServiceImpl(TuningLogRef(db), std::move(security), cache_entries, std::move(start_tuning),
-                         std::move(runtime_dir)) {}
 
 size_t CompileServiceImpl::cached_entries() const {
   std::lock_guard<std::mutex> lock(mu_);
@@ -163,7 +153,7 @@ grpc::Status CompileServiceImpl::Compile(grpc::ServerContext* context, const v1:
     case v1::CompileRequest::kWorkloadHash: {
       Status hash_ok = CheckWorkloadHash(request->workload_hash(), "workload_hash");
       if (!hash_ok.ok()) return rpc::ToGrpc(hash_ok);
-      auto stored = log_.GetWorkload(request->workload_hash());
+      auto stored = log_->GetWorkload(request->workload_hash());
       if (!stored.ok()) return rpc::ToGrpc(stored.status());
       if (!*stored) {
         return grpc::Status(grpc::StatusCode::NOT_FOUND, "the tuning log knows no workload with structural hash " +
@@ -187,12 +177,12 @@ grpc::Status CompileServiceImpl::Compile(grpc::ServerContext* context, const v1:
   auto default_func = LowerToPrimFunc(job.workload);
   if (!default_func.ok()) return rpc::ToGrpc(default_func.status());
   std::vector<PassedOverRecord> passed_over;
-  auto best = log_.GetBest(job.hash, record_target, TraceReplaysOn(*default_func, &passed_over));
+  auto best = log_->GetBest(job.hash, record_target, TraceReplaysOn(*default_func, &passed_over));
   if (!best.ok()) return rpc::ToGrpc(best.status());
-  if (!best->best.record && !passed_over.empty()) {
+  if (!best->record && !passed_over.empty()) {
     return rpc::ToGrpc(NoRecordReplays(passed_over, "the daemon's tuning log", job.workload.name));
   }
-  if (!best->best.record) {
+  if (!best->record) {
     std::string job_id;
     if (request->tune_on_miss()) {
       auto started = start_tuning_({PrintWorkload(job.workload)}, job.target.ToString(), request->device_key(),
@@ -217,7 +207,7 @@ grpc::Status CompileServiceImpl::Compile(grpc::ServerContext* context, const v1:
   options.runtime_dir = runtime_dir_;
   options.log_name = "the daemon's tuning log";
   options.passed_over = std::move(passed_over);
-  const database::LayeredBest& chosen = *best;
+  const database::BestRecord& chosen = *best;
   auto answer = GetOrBuild(CacheKey(job, record_target, chosen), context,
                            [&] { return BuildKernel(job.workload, job.target, chosen, options); });
   if (!answer.ok()) return rpc::ToGrpc(answer.status());

@@ -5,11 +5,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
-#include <unordered_set>
 #include <utility>
 
 #include "tunefarm/common/quote.h"
@@ -19,7 +17,6 @@ namespace tunefarm::daemon {
 
 // The search this file drives (tuner/).
 using tuner::KernelRecordTarget;
-using tuner::LookupIn;
 
 namespace {
 
@@ -51,42 +48,6 @@ class TempFile {
 };
 
 }  // namespace
-
-// ---------------------------------------------------------------- TuningLogRef
-
-Result<database::LayeredBest> TuningLogRef::GetBest(std::string_view workload_hash, const database::Target& target,
-                                                    const database::RecordUsable& usable) const {
-  if (layered_ != nullptr) return layered_->GetBest(workload_hash, target, usable);
-  return LookupIn(plain_)(workload_hash, target, usable);
-}
-
-Result<std::optional<database::Workload>> TuningLogRef::GetWorkload(std::string_view hash) const {
-  if (layered_ != nullptr) return layered_->GetWorkload(hash);
-  return plain_->GetWorkload(hash);
-}
-
-Result<std::vector<database::TuningRecord>> TuningLogRef::GetTopKByTargetString(std::string_view workload_hash,
-                                                                                std::string_view target_string,
-                                                                                int k) const {
-  TF_ASSIGN_OR_RETURN(std::vector<database::TuningRecord> top,
-                      user().GetTopKByTargetString(workload_hash, target_string, k));
-  database::Database* system = layered_ != nullptr ? layered_->system() : nullptr;
-  if (system == nullptr) return top;
-  TF_ASSIGN_OR_RETURN(std::vector<database::TuningRecord> more,
-                      system->GetTopKByTargetString(workload_hash, target_string, k));
-  // One entry per trace, the user layer's first, as in LayeredDatabase.
-  std::unordered_set<std::string> seen;
-  for (const database::TuningRecord& record : top) seen.insert(record.trace);
-  for (database::TuningRecord& record : more) {
-    if (seen.insert(record.trace).second) top.push_back(std::move(record));
-  }
-  // Stable: at equal time the user's record stays first, as in LayeredDatabase.
-  std::stable_sort(top.begin(), top.end(), [](const database::TuningRecord& a, const database::TuningRecord& b) {
-    return *a.RankSec() < *b.RankSec();
-  });
-  if (top.size() > size_t(k)) top.resize(size_t(k));
-  return top;
-}
 
 // ---------------------------------------------------------------- conversions and checks
 
@@ -189,11 +150,8 @@ Status CheckFingerprint(const v1::HardwareFingerprint& fingerprint, const std::s
 
 // ---------------------------------------------------------------- TuningLogServiceImpl
 
-TuningLogServiceImpl::TuningLogServiceImpl(database::LayeredDatabase* db, rpc::ServerSecurity security)
-    : log_(db), security_(std::move(security)) {}
-
-TuningLogServiceImpl::TuningLogServiceImpl(database::Database* db, rpc::ServerSecurity security)
-    : log_(db), security_(std::move(security)) {}
+TuningLogServiceImpl::TuningLogServiceImpl(database::TuningLog* log, rpc::ServerSecurity security)
+    : log_(log), security_(std::move(security)) {}
 
 grpc::Status TuningLogServiceImpl::GetBest(grpc::ServerContext* context, const v1::BestRecordRequest* request,
                                            v1::BestRecordResponse* response) {
@@ -208,10 +166,10 @@ grpc::Status TuningLogServiceImpl::GetBest(grpc::ServerContext* context, const v
     if (Status fp_ok = CheckFingerprint(request->fingerprint(), "fingerprint"); !fp_ok.ok()) return rpc::ToGrpc(fp_ok);
     fingerprint = FingerprintFromProto(request->fingerprint());
   }
-  auto best = log_.GetBest(request->workload_hash(), KernelRecordTarget(*target, fingerprint));
+  auto best = log_->GetBest(request->workload_hash(), KernelRecordTarget(*target, fingerprint));
   if (!best.ok()) return rpc::ToGrpc(best.status());
-  response->set_level(std::string(database::FallbackLevelName(best->best.level)));
-  if (best->best.record) *response->mutable_record() = RecordToProto(*best->best.record);
+  response->set_level(std::string(database::FallbackLevelName(best->level)));
+  if (best->record) *response->mutable_record() = RecordToProto(*best->record);
   return grpc::Status::OK;
 }
 
@@ -226,7 +184,7 @@ grpc::Status TuningLogServiceImpl::GetTopK(grpc::ServerContext* context, const v
   }
   auto target = ParseRequestTarget(request->target(), "target");
   if (!target.ok()) return rpc::ToGrpc(target.status());
-  auto top = log_.GetTopKByTargetString(request->workload_hash(), target->ToString(), request->k());
+  auto top = log_->GetTopKByTargetString(request->workload_hash(), target->ToString(), request->k());
   if (!top.ok()) return rpc::ToGrpc(top.status());
   for (const database::TuningRecord& record : *top) *response->add_records() = RecordToProto(record);
   return grpc::Status::OK;
@@ -252,7 +210,7 @@ grpc::Status TuningLogServiceImpl::Export(grpc::ServerContext* context, const v1
   if (file.path().empty()) return rpc::ToGrpc(Status::IOError("cannot create a temporary file for the export"));
   {
     std::ofstream out(file.path(), std::ios::binary | std::ios::trunc);
-    Status exported = log_.user().ExportJsonl(out, filter);
+    Status exported = log_->ExportJsonl(out, filter);
     if (!exported.ok()) return rpc::ToGrpc(exported);
   }
   std::ifstream in(file.path(), std::ios::binary);

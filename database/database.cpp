@@ -92,6 +92,8 @@ std::string_view FallbackLevelName(FallbackLevel level) {
   return "none";
 }
 
+std::string_view LayerName(Layer layer) { return layer == Layer::kUser ? "user" : "system"; }
+
 // --- workloads and targets ---------------------------------------------------
 
 Result<int64_t> Database::WorkloadIdLocked(std::string_view hash) {

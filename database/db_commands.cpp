@@ -42,7 +42,7 @@ Target QueryTarget(const DbCommandOptions& options) {
 // exactly one workload of that name, by name. Anything else is the user's
 // mistake: an export or a lookup of a workload the log does not hold would
 // otherwise answer with nothing and look like success.
-Result<std::string> ResolveWorkload(Database& db, const std::string& name_or_hash, const std::string& path) {
+Result<std::string> ResolveWorkload(TuningLog& db, const std::string& name_or_hash, const std::string& path) {
   TF_ASSIGN_OR_RETURN(std::vector<Workload> workloads, db.ListWorkloads());
   constexpr size_t kListed = 10;  // workloads named in the not-found message
   std::vector<std::string> named;
@@ -147,11 +147,11 @@ int RunDbBest(const DbCommandOptions& options, std::ostream& out, std::ostream& 
   if (!workload.ok()) return Fail(workload.status(), err);
   auto best = (*layered)->GetBest(*workload, QueryTarget(options));
   if (!best.ok()) return Fail(best.status(), err);
-  const BestRecord& answer = best->best;
+  const BestRecord& answer = *best;
   if (options.json) {
     nlohmann::json json{{"level", FallbackLevelName(answer.level)}};
     if (answer.record) {
-      json["layer"] = LayerName(best->layer);
+      json["layer"] = LayerName(answer.layer);
       json["record"] = RankedRecordToJson(*answer.record);
     }
     out << DumpJsonLine(json) << "\n";
@@ -163,7 +163,7 @@ int RunDbBest(const DbCommandOptions& options, std::ostream& out, std::ostream& 
     return kExitOk;
   }
   out << "best record (fallback level: " << FallbackLevelName(answer.level) << ", from the "
-      << LayerName(best->layer) << " database)\n";
+      << LayerName(answer.layer) << " database)\n";
   PrintRecord(*answer.record, out);
   return kExitOk;
 }

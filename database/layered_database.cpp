@@ -1,12 +1,35 @@
+// LayeredDatabase (layered_database.h): every query asks the user layer
+// first; the system layer only adds what the user layer lacks.
 #include "tunefarm/database/layered_database.h"
 
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <ostream>
 #include <unordered_set>
 
 namespace tunefarm::database {
+
+namespace {
+
+// Both layers' top k as one list: one entry per trace, the user layer's
+// (which holds this installation's own measurements of it).
+std::vector<TuningRecord> MergeTopK(std::vector<TuningRecord> top, std::vector<TuningRecord> more, int k) {
+  std::unordered_set<std::string> seen;
+  for (const TuningRecord& record : top) seen.insert(record.trace);
+  for (TuningRecord& record : more) {
+    if (seen.insert(record.trace).second) top.push_back(std::move(record));
+  }
+  // Stable: at equal mean time the user's record stays first.
+  std::stable_sort(top.begin(), top.end(), [](const TuningRecord& a, const TuningRecord& b) {
+    return *a.RankSec() < *b.RankSec();
+  });
+  if (top.size() > static_cast<size_t>(k)) top.resize(k);
+  return top;
+}
+
+}  // namespace
 
 std::string DefaultSystemDatabasePath() {
   if (const char* env = std::getenv("TUNEFARM_SYSTEM_DB"); env != nullptr && *env != '\0') return env;
@@ -16,8 +39,6 @@ std::string DefaultSystemDatabasePath() {
   return "/usr/local/share/tunefarm/system.db";
 #endif
 }
-
-std::string_view LayerName(Layer layer) { return layer == Layer::kUser ? "user" : "system"; }
 
 Result<std::unique_ptr<LayeredDatabase>> LayeredDatabase::Open(const std::string& user_path,
                                                                const std::string& system_path,
@@ -37,44 +58,77 @@ Result<std::unique_ptr<LayeredDatabase>> LayeredDatabase::Open(const std::string
   return std::unique_ptr<LayeredDatabase>(new LayeredDatabase(std::move(user), std::move(system)));
 }
 
-Result<LayeredBest> LayeredDatabase::GetBest(std::string_view workload_hash, const Target& target,
-                                             const RecordUsable& usable) {
-  for (FallbackLevel level : {FallbackLevel::kSameDevice, FallbackLevel::kSameArch}) {
-    for (Layer layer : {Layer::kUser, Layer::kSystem}) {
-      Database* db = layer == Layer::kUser ? user_.get() : system_.get();
-      if (db == nullptr) continue;
-      TF_ASSIGN_OR_RETURN(std::optional<TuningRecord> record, db->GetBestAtLevel(workload_hash, target, level, usable));
-      if (record) return LayeredBest{BestRecord{level, std::move(record)}, layer};
-    }
-  }
-  return LayeredBest{};
-}
-
-Result<std::vector<TuningRecord>> LayeredDatabase::GetTopK(std::string_view workload_hash, const Target& target,
-                                                           int k) {
-  TF_ASSIGN_OR_RETURN(std::vector<TuningRecord> top, user_->GetTopK(workload_hash, target, k));
-  if (system_ != nullptr) {
-    TF_ASSIGN_OR_RETURN(std::vector<TuningRecord> more, system_->GetTopK(workload_hash, target, k));
-    // One entry per trace (the log ranks traces): the user layer's, which
-    // holds this installation's own measurements of it.
-    std::unordered_set<std::string> seen;
-    for (const TuningRecord& record : top) seen.insert(record.trace);
-    for (TuningRecord& record : more) {
-      if (seen.insert(record.trace).second) top.push_back(std::move(record));
-    }
-    // Stable: at equal mean time the user's record stays first.
-    std::stable_sort(top.begin(), top.end(), [](const TuningRecord& a, const TuningRecord& b) {
-      return *a.RankSec() < *b.RankSec();
-    });
-    if (top.size() > static_cast<size_t>(k)) top.resize(k);
-  }
-  return top;
-}
+Status LayeredDatabase::CommitWorkload(const Workload& workload) { return user_->CommitWorkload(workload); }
 
 Result<std::optional<Workload>> LayeredDatabase::GetWorkload(std::string_view hash) {
   TF_ASSIGN_OR_RETURN(std::optional<Workload> workload, user_->GetWorkload(hash));
   if (workload || system_ == nullptr) return workload;
   return system_->GetWorkload(hash);
+}
+
+Result<std::vector<Workload>> LayeredDatabase::ListWorkloads() {
+  TF_ASSIGN_OR_RETURN(std::vector<Workload> workloads, user_->ListWorkloads());
+  if (system_ == nullptr) return workloads;
+  TF_ASSIGN_OR_RETURN(std::vector<Workload> more, system_->ListWorkloads());
+  std::unordered_set<std::string> seen;
+  for (const Workload& w : workloads) seen.insert(w.hash);
+  for (Workload& w : more) {
+    if (seen.insert(w.hash).second) workloads.push_back(std::move(w));
+  }
+  return workloads;
+}
+
+Result<std::vector<int64_t>> LayeredDatabase::CommitRecords(const std::vector<TuningRecord>& records) {
+  return user_->CommitRecords(records);
+}
+
+Result<std::vector<TuningRecord>> LayeredDatabase::GetTopK(std::string_view workload_hash, const Target& target,
+                                                           int k) {
+  TF_ASSIGN_OR_RETURN(std::vector<TuningRecord> top, user_->GetTopK(workload_hash, target, k));
+  if (system_ == nullptr) return top;
+  TF_ASSIGN_OR_RETURN(std::vector<TuningRecord> more, system_->GetTopK(workload_hash, target, k));
+  return MergeTopK(std::move(top), std::move(more), k);
+}
+
+Result<std::vector<TuningRecord>> LayeredDatabase::GetTopKByTargetString(std::string_view workload_hash,
+                                                                         std::string_view target_string, int k) {
+  TF_ASSIGN_OR_RETURN(std::vector<TuningRecord> top, user_->GetTopKByTargetString(workload_hash, target_string, k));
+  if (system_ == nullptr) return top;
+  TF_ASSIGN_OR_RETURN(std::vector<TuningRecord> more,
+                      system_->GetTopKByTargetString(workload_hash, target_string, k));
+  return MergeTopK(std::move(top), std::move(more), k);
+}
+
+Result<BestRecord> LayeredDatabase::GetBest(std::string_view workload_hash, const Target& target,
+                                            const RecordUsable& usable) {
+  for (FallbackLevel level : {FallbackLevel::kSameDevice, FallbackLevel::kSameArch}) {
+    for (Layer layer : {Layer::kUser, Layer::kSystem}) {
+      Database* db = layer == Layer::kUser ? user_.get() : system_.get();
+      if (db == nullptr) continue;
+      TF_ASSIGN_OR_RETURN(std::optional<TuningRecord> record, db->GetBestAtLevel(workload_hash, target, level, usable));
+      if (record) return BestRecord{level, std::move(record), layer};
+    }
+  }
+  return BestRecord{};
+}
+
+Status LayeredDatabase::ForEachRecord(const RecordFilter& filter,
+                                      const std::function<Status(const TuningRecord&)>& visit) {
+  if (system_ == nullptr) return user_->ForEachRecord(filter, visit);
+  // A record is one measurement wherever it is kept: a uid in both layers
+  // (a system log merged into the user's, say) is visited once.
+  std::unordered_set<std::string> seen;
+  TF_RETURN_IF_ERROR(user_->ForEachRecord(filter, [&](const TuningRecord& record) {
+    seen.insert(record.uid);
+    return visit(record);
+  }));
+  return system_->ForEachRecord(filter, [&](const TuningRecord& record) {
+    return seen.count(record.uid) > 0 ? Status::OK() : visit(record);
+  });
+}
+
+Status LayeredDatabase::ExportJsonl(std::ostream& out, const RecordFilter& filter) {
+  return user_->ExportJsonl(out, filter);
 }
 
 }  // namespace tunefarm::database

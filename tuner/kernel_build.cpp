@@ -108,7 +108,7 @@ std::string PassedOverNote(const std::vector<PassedOverRecord>& passed_over) {
 
 // Everything after the lookup: replay, require_tuned, codegen, link, header.
 Result<BuiltKernel> BuildWithBest(const Workload& w, const Target& target, const ir::PrimFunc& default_func,
-                                  const database::LayeredBest& best, const KernelBuildOptions& options,
+                                  const database::BestRecord& best, const KernelBuildOptions& options,
                                   KernelBuildStage* failed_stage) {
   BuiltKernel kernel;
   kernel.workload_name = w.name;
@@ -116,8 +116,8 @@ Result<BuiltKernel> BuildWithBest(const Workload& w, const Target& target, const
   kernel.target = target.ToString();
   kernel.schedule_description = "default (untuned)";
   ir::PrimFunc func = default_func;
-  if (best.best.record) {
-    const database::TuningRecord& r = *best.best.record;
+  if (best.record) {
+    const database::TuningRecord& r = *best.record;
     auto trace = Trace::Parse(r.trace);
     if (!trace.ok()) return Fail(KernelBuildStage::kSchedule, trace.status(), failed_stage);
     Schedule sch(default_func);
@@ -131,7 +131,7 @@ Result<BuiltKernel> BuildWithBest(const Workload& w, const Target& target, const
     kernel.record_id = r.id;
     kernel.record_uid = r.uid;
     kernel.mean_seconds = r.RankSec().value_or(0);
-    kernel.level = best.best.level;
+    kernel.level = best.level;
     kernel.layer = best.layer;
     kernel.record_arch = r.target.fingerprint.arch;
     // A time taken with other code than this build makes from the trace
@@ -146,7 +146,7 @@ Result<BuiltKernel> BuildWithBest(const Workload& w, const Target& target, const
     std::snprintf(ms, sizeof(ms), "%.4f", kernel.mean_seconds * 1e3);
     kernel.schedule_description = "tuned: record #" + std::to_string(r.id) + " of the " +
                                   std::string(database::LayerName(best.layer)) + " log (" +
-                                  std::string(database::FallbackLevelName(best.best.level)) + " match), " + ms +
+                                  std::string(database::FallbackLevelName(best.level)) + " match), " + ms +
                                   " ms measured" + stale + PassedOverNote(options.passed_over);
   }
   kernel.symbol = func.name;
@@ -180,17 +180,9 @@ Result<BuiltKernel> BuildWithBest(const Workload& w, const Target& target, const
 
 }  // namespace
 
-BestRecordLookup LookupIn(database::LayeredDatabase* db) {
-  return [db](std::string_view hash, const database::Target& target, const database::RecordUsable& usable) {
-    return db->GetBest(hash, target, usable);
-  };
-}
-
-BestRecordLookup LookupIn(database::Database* db) {
-  return [db](std::string_view hash, const database::Target& target,
-              const database::RecordUsable& usable) -> Result<database::LayeredBest> {
-    TF_ASSIGN_OR_RETURN(database::BestRecord best, db->GetBest(hash, target, usable));
-    return database::LayeredBest{std::move(best), database::Layer::kUser};
+BestRecordLookup LookupIn(database::TuningLog* log) {
+  return [log](std::string_view hash, const database::Target& target, const database::RecordUsable& usable) {
+    return log->GetBest(hash, target, usable);
   };
 }
 
@@ -217,14 +209,14 @@ Result<BuiltKernel> BuildKernelFromLog(const Workload& workload, const Target& t
                                        const KernelBuildOptions& options, KernelBuildStage* failed_stage) {
   auto func = LowerToPrimFunc(workload);
   if (!func.ok()) return Fail(KernelBuildStage::kLower, func.status(), failed_stage);
-  database::LayeredBest best;
+  database::BestRecord best;
   KernelBuildOptions with_notes = options;
   if (lookup) {
     auto found = lookup(StructuralHashHex(workload), KernelRecordTarget(target, options.fingerprint),
                         TraceReplaysOn(*func, &with_notes.passed_over));
     if (!found.ok()) return Fail(KernelBuildStage::kSchedule, found.status(), failed_stage);
     best = std::move(found).value();
-    if (!best.best.record && !with_notes.passed_over.empty()) {
+    if (!best.record && !with_notes.passed_over.empty()) {
       return Fail(KernelBuildStage::kSchedule, NoRecordReplays(with_notes.passed_over, options.log_name, workload.name),
                   failed_stage);
     }
@@ -260,7 +252,7 @@ Status NoRecordReplays(const std::vector<PassedOverRecord>& passed_over, const s
                             "differently; tune the workload again so that a record that fits becomes its best");
 }
 
-Result<BuiltKernel> BuildKernel(const Workload& workload, const Target& target, const database::LayeredBest& best,
+Result<BuiltKernel> BuildKernel(const Workload& workload, const Target& target, const database::BestRecord& best,
                                 const KernelBuildOptions& options, KernelBuildStage* failed_stage) {
   auto func = LowerToPrimFunc(workload);
   if (!func.ok()) return Fail(KernelBuildStage::kLower, func.status(), failed_stage);

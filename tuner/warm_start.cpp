@@ -5,16 +5,16 @@
 
 #include "tunefarm/compiler/lower/lower.h"
 #include "tunefarm/compiler/workload/workload_parser.h"
-#include "tunefarm/database/database.h"
+#include "tunefarm/database/tuning_log.h"
 #include "tunefarm/tuner/search.h"
 
 namespace tunefarm::tuner {
 
-Result<TransferSet> CollectTransferRecords(database::Database* db, const SketchPolicy* policy,
+Result<TransferSet> CollectTransferRecords(database::TuningLog* log, const SketchPolicy* policy,
                                            const TransferOptions& options) {
   TransferSet out;
   if (options.max_records <= 0) return out;
-  TF_ASSIGN_OR_RETURN(std::vector<database::Workload> workloads, db->ListWorkloads());
+  TF_ASSIGN_OR_RETURN(std::vector<database::Workload> workloads, log->ListWorkloads());
   std::erase_if(workloads, [&](const database::Workload& w) { return options.skip.count(w.hash) > 0; });
   if (workloads.empty()) return out;
   // Share the budget evenly, so one much-tuned workload does not crowd out the rest.
@@ -28,7 +28,7 @@ Result<TransferSet> CollectTransferRecords(database::Database* db, const SketchP
     if (!default_func.ok()) continue;
     EvolutionarySearch replayer(*default_func, policy, SearchOptions(), /*seed=*/1);
     int taken = 0;
-    Status st = db->ForEachRecord({w.hash, options.target}, [&](const database::TuningRecord& r) -> Status {
+    Status st = log->ForEachRecord({w.hash, options.target}, [&](const database::TuningRecord& r) -> Status {
       if (taken >= per_workload || int(out.records.size()) >= options.max_records) return Status::Cancelled("enough");
       if (!options.device.empty() && !r.device.empty() && r.device != options.device) return Status::OK();
       if (r.synthetic != options.synthetic) return Status::OK();

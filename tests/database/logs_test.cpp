@@ -235,11 +235,11 @@ TEST(LayeredTest, UserDatabaseTakesPrecedenceOverTheSystemOne) {
   auto best = (*layered)->GetBest("w1", CpuTarget());
   ASSERT_TRUE(best.ok());
   EXPECT_EQ(best->layer, Layer::kUser);  // the user's own measurement wins at the same level
-  EXPECT_EQ(best->best.record->trace, "user-slow");
+  EXPECT_EQ(best->record->trace, "user-slow");
   best = (*layered)->GetBest("w2", CpuTarget());
   EXPECT_EQ(best->layer, Layer::kSystem);
-  EXPECT_EQ(best->best.level, FallbackLevel::kSameDevice);
-  EXPECT_EQ(best->best.record->trace, "system-only");
+  EXPECT_EQ(best->level, FallbackLevel::kSameDevice);
+  EXPECT_EQ(best->record->trace, "system-only");
   // A same-device system record beats a same-arch user record.
   ASSERT_TRUE(user.CommitWorkload(MakeWorkload("w2")).ok());
   ASSERT_TRUE(user.CommitRecord(MakeRecord("w2", CpuTarget("znver4", 64), {0.1e-3}, "user-arch")).ok());

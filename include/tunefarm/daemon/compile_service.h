@@ -20,7 +20,7 @@
 // all wait for that result; every answer not compiled for this very request
 // has `cached` set. Failed builds are not cached.
 //
-// Ownership: the database is borrowed (the daemon owns it) and must outlive
+// Ownership: the log is borrowed (the daemon owns it) and must outlive
 // the service. Thread safety: handlers run concurrently on gRPC's threads;
 // the cache is guarded by one mutex, never held while compiling.
 #pragma once
@@ -64,13 +64,11 @@ using StartTuningFn = std::function<Result<std::string>(const std::vector<std::s
 
 class CompileServiceImpl final : public v1::Compile::Service {
  public:
-  // `db` is borrowed. `cache_entries`: compiled kernels kept (0: none kept;
+  // `log` is borrowed: the daemon's LayeredDatabase, or a plain Database. `cache_entries`: compiled kernels kept (0: none kept;
   // single-flight still applies). `start_tuning` may be null: tune_on_miss is
   // then FAILED_PRECONDITION. `runtime_dir` holds libtunefarm_runtime.so for
   // OUTPUT_SHARED_LIBRARY ("": next to the executable).
-  CompileServiceImpl(database::LayeredDatabase* db, rpc::ServerSecurity security, size_t cache_entries,
-                     StartTuningFn start_tuning, std::string runtime_dir = "");
-  CompileServiceImpl(database::Database* db, rpc::ServerSecurity security, size_t cache_entries,
+  CompileServiceImpl(database::TuningLog* log, rpc::ServerSecurity security, size_t cache_entries,
                      StartTuningFn start_tuning, std::string runtime_dir = "");
 
   grpc::Status Compile(grpc::ServerContext* context, const v1::CompileRequest* request,
@@ -93,16 +91,13 @@ class CompileServiceImpl final : public v1::Compile::Service {
     bool cached = false;
   };
 
-  CompileServiceImpl(TuningLogRef log, rpc::ServerSecurity security, size_t cache_entries,
-                     StartTuningFn start_tuning, std::string runtime_dir);
-
   // The kernel for `key`, built by `build` unless cached or in flight.
   // Waiting for another request's build ends early if `context` is cancelled.
   Result<Answer> GetOrBuild(const std::string& key, grpc::ServerContext* context,
                             const std::function<Result<tuner::BuiltKernel>()>& build);
   void EvictLocked();  // requires mu_
 
-  const TuningLogRef log_;
+  database::TuningLog* const log_;
   const rpc::ServerSecurity security_;
   const size_t cache_entries_;
   const StartTuningFn start_tuning_;

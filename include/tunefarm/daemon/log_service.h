@@ -6,9 +6,9 @@
 // without credentials gets UNAUTHENTICATED and nothing else happens. Bad
 // requests get INVALID_ARGUMENT naming the field.
 //
-// Ownership: the database is borrowed (the daemon owns it) and must outlive
+// Ownership: the log is borrowed (the daemon owns it) and must outlive
 // the service. Thread safety: handlers run concurrently on gRPC's threads;
-// they share nothing but the database, which is thread-safe.
+// they share nothing but the log, which is thread-safe.
 #pragma once
 
 #include <optional>
@@ -20,36 +20,11 @@
 
 #include "tunefarm/common/status.h"
 #include "tunefarm/compiler/target.h"
-#include "tunefarm/database/database.h"
-#include "tunefarm/database/layered_database.h"
+#include "tunefarm/database/tuning_log.h"
 #include "tunefarm/rpc/security.h"
 #include "tunefarm/v1/log.grpc.pb.h"
 
 namespace tunefarm::daemon {
-
-// A borrowed tuning log, layered (user over system) or plain (the user layer
-// only): what the Compile and TuningLog services read. Copyable; thread-safe
-// as the databases are.
-class TuningLogRef {
- public:
-  explicit TuningLogRef(database::LayeredDatabase* db) : layered_(db) {}
-  explicit TuningLogRef(database::Database* db) : plain_(db) {}
-
-  Result<database::LayeredBest> GetBest(std::string_view workload_hash, const database::Target& target,
-                                        const database::RecordUsable& usable = {}) const;
-  // Either layer (the user's first).
-  Result<std::optional<database::Workload>> GetWorkload(std::string_view hash) const;
-  // The k fastest successful records on `target_string` on any device, both
-  // layers, fastest first, one copy per uid.
-  Result<std::vector<database::TuningRecord>> GetTopKByTargetString(std::string_view workload_hash,
-                                                                    std::string_view target_string, int k) const;
-  // The writable layer (what Export exports).
-  database::Database& user() const { return layered_ ? layered_->user() : *plain_; }
-
- private:
-  database::LayeredDatabase* layered_ = nullptr;
-  database::Database* plain_ = nullptr;
-};
 
 // Wire forms of the database's values.
 v1::Record RecordToProto(const database::TuningRecord& record);
@@ -63,25 +38,27 @@ inline constexpr size_t kMaxTargetBytes = kMaxTargetTextBytes;  // target string
 
 class TuningLogServiceImpl final : public v1::TuningLog::Service {
  public:
-  // `db` is borrowed and must outlive the service.
-  TuningLogServiceImpl(database::LayeredDatabase* db, rpc::ServerSecurity security);
-  TuningLogServiceImpl(database::Database* db, rpc::ServerSecurity security);
+  // `log` is borrowed and must outlive the service: the daemon's
+  // LayeredDatabase (user over system), or a plain Database.
+  TuningLogServiceImpl(database::TuningLog* log, rpc::ServerSecurity security);
 
   // level "same_device" / "same_arch" / "none"; an empty target means "llvm"
   // (this host) and an unset fingerprint this host's.
   grpc::Status GetBest(grpc::ServerContext* context, const v1::BestRecordRequest* request,
                        v1::BestRecordResponse* response) override;
-  // k in 1..kMaxTopK; records of the target string on every device.
+  // k in 1..kMaxTopK; records of the target string on every device (both
+  // layers of a LayeredDatabase, one entry per trace).
   grpc::Status GetTopK(grpc::ServerContext* context, const v1::TopKRequest* request,
                        v1::TopKResponse* response) override;
-  // The user layer's JSON Lines export (Database::ExportJsonl) in chunks of at
+  // The log's JSON Lines export (TuningLog::ExportJsonl: a LayeredDatabase
+  // exports its user layer) in chunks of at
   // most kExportChunkBytes. The export is taken into a temporary file first
   // so that a slow reader never holds the database's lock.
   grpc::Status Export(grpc::ServerContext* context, const v1::ExportRequest* request,
                       grpc::ServerWriter<v1::ExportChunk>* writer) override;
 
  private:
-  TuningLogRef log_;
+  database::TuningLog* const log_;
   const rpc::ServerSecurity security_;
 };
 

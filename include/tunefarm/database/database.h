@@ -1,4 +1,5 @@
 // Database: the tuning log, one SQLite file in WAL mode (schema in docs/database.md).
+// It is the TuningLog (tuning_log.h) that every other one is made of.
 //
 // Every measurement tunefarm makes is committed here as a TuningRecord, and the
 // compiler reads its best schedules from here. Records are append-only (a
@@ -29,6 +30,7 @@
 #include "tunefarm/common/status.h"
 #include "tunefarm/database/job.h"
 #include "tunefarm/database/record.h"
+#include "tunefarm/database/tuning_log.h"
 
 namespace tunefarm::database {
 
@@ -53,19 +55,6 @@ struct OpenOptions {
   bool quick_check = true;
 };
 
-// Which rung of the fallback chain answered GetBest.
-enum class FallbackLevel {
-  kSameDevice,  // same target string and identical hardware fingerprint
-  kSameArch,    // same ISA and same CPU model / SM architecture
-  kNone,        // nothing usable: the caller falls back to the default schedule
-};
-std::string_view FallbackLevelName(FallbackLevel level);  // "same_device", ...
-
-struct BestRecord {
-  FallbackLevel level = FallbackLevel::kNone;
-  std::optional<TuningRecord> record;  // set iff level != kNone
-};
-
 struct IngestStats {  // what Merge and ImportJsonl added
   int64_t workloads_added = 0;
   int64_t records_added = 0;
@@ -84,18 +73,7 @@ struct DatabaseStats {
   int64_t file_bytes = 0;  // main file plus WAL
 };
 
-// Which records ForEachRecord and ExportJsonl visit. Empty means all.
-// Whether a lookup may answer with a record (GetBest); see there.
-using RecordUsable = std::function<bool(const TuningRecord&)>;
-// Records a GetBest with a RecordUsable looks at per fallback level.
-inline constexpr int kUsableCandidates = 16;
-
-struct RecordFilter {
-  std::string workload_hash;
-  std::string target;  // target string
-};
-
-class Database {
+class Database final : public TuningLog {
  public:
   // Opens (or creates) the tuning log at `path`. Errors name the path and the
   // problem: kNotFound (missing, read_only), kIOError (not writable),
@@ -110,58 +88,37 @@ class Database {
   const std::string& path() const { return path_; }
   bool read_only() const { return options_.read_only; }
 
-  // --- workloads ---------------------------------------------------------
-  // Idempotent: a hash already present keeps its first text.
-  Status CommitWorkload(const Workload& workload);
-  Result<std::optional<Workload>> GetWorkload(std::string_view hash);
-  Result<std::vector<Workload>> ListWorkloads();
-  Result<std::vector<Target>> ListTargets();
+  // --- TuningLog (tuning_log.h: ranking, the fallback chain, `usable`) -----
+  Status CommitWorkload(const Workload& workload) override;
+  Result<std::optional<Workload>> GetWorkload(std::string_view hash) override;
+  Result<std::vector<Workload>> ListWorkloads() override;
+  Result<std::vector<int64_t>> CommitRecords(const std::vector<TuningRecord>& records) override;
+  Result<std::vector<TuningRecord>> GetTopK(std::string_view workload_hash, const Target& target, int k) override;
+  Result<std::vector<TuningRecord>> GetTopKByTargetString(std::string_view workload_hash,
+                                                          std::string_view target_string, int k) override;
+  // The answer's layer is always kUser. `usable` runs without the database's lock held.
+  Result<BestRecord> GetBest(std::string_view workload_hash, const Target& target,
+                             const RecordUsable& usable = {}) override;
+  Status ForEachRecord(const RecordFilter& filter,
+                       const std::function<Status(const TuningRecord&)>& visit) override;
+  Status ExportJsonl(std::ostream& out, const RecordFilter& filter = {}) override;
 
-  // --- records -----------------------------------------------------------
+  // --- this file only ----------------------------------------------------
+  Result<std::vector<Target>> ListTargets();
   // Appends one record (its workload must be committed); returns its row id.
   Result<int64_t> CommitRecord(const TuningRecord& record);
-  // Appends all records in one transaction: all or none. Row ids in order.
-  Result<std::vector<int64_t>> CommitRecords(const std::vector<TuningRecord>& records);
-
-  // The k fastest traces of `workload_hash` on exactly `target` (target
-  // string and fingerprint), fastest first, each as its fastest successful
-  // record. A trace ranks by the mean time of all its successful records on
-  // one target (TuningRecord::trace_mean_sec), not by its luckiest one; ties
-  // go to the older record. Failed records never rank, and a trace with a
-  // wrong result on record never does either; synthetic records (a test
-  // device's invented times, TuningRecord::synthetic) never rank at all, so no
-  // lookup below answers with one.
-  Result<std::vector<TuningRecord>> GetTopK(std::string_view workload_hash,
-                                            const Target& target, int k);
-  // The same across every fingerprint that ran `target_string`.
-  Result<std::vector<TuningRecord>> GetTopKByTargetString(std::string_view workload_hash,
-                                                          std::string_view target_string,
-                                                          int k);
-  // The fastest trace's fastest record (ranked as GetTopK), walking the fallback chain: same device,
-  // then same ISA and architecture, then none. The answer says which matched.
-  // With `usable`, the fastest record it accepts among each level's
-  // kUsableCandidates fastest (a record whose trace no longer fits the
-  // workload's loop nest is passed over); it is called without the
-  // database's lock held.
-  Result<BestRecord> GetBest(std::string_view workload_hash, const Target& target,
-                             const RecordUsable& usable = {});
-  // The fastest successful (and usable) record at exactly `level` (kNone: always empty).
+  // The fastest successful (and usable) record at exactly `level` (kNone:
+  // always empty), ranked as GetTopK: one rung of GetBest's chain.
   Result<std::optional<TuningRecord>> GetBestAtLevel(std::string_view workload_hash,
                                                      const Target& target,
                                                      FallbackLevel level,
                                                      const RecordUsable& usable = {});
-
-  // Visits records in row-id order; stops at the first non-OK status returned.
-  Status ForEachRecord(const RecordFilter& filter,
-                       const std::function<Status(const TuningRecord&)>& visit);
 
   // --- logs as a whole ---------------------------------------------------
   // Copies every workload and record of the database at `other_path` (opened
   // read-only, validated like Open) into this one; records already present
   // (same uid) are skipped. One transaction.
   Result<IngestStats> Merge(const std::string& other_path);
-  // JSON Lines (docs/database.md): a header line, workloads, then records.
-  Status ExportJsonl(std::ostream& out, const RecordFilter& filter = {});
   // Reads what ExportJsonl writes; all or nothing. `source_name` names the
   // input in errors ("file.jsonl:12: ...").
   Result<IngestStats> ImportJsonl(std::istream& in, std::string_view source_name);

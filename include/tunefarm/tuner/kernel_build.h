@@ -25,15 +25,14 @@
 #include "tunefarm/common/status.h"
 #include "tunefarm/compiler/target.h"
 #include "tunefarm/compiler/workload/workload.h"
-#include "tunefarm/database/database.h"
-#include "tunefarm/database/layered_database.h"
+#include "tunefarm/database/tuning_log.h"
 
 namespace tunefarm::tuner {
 
 // Finds the fastest usable record for a workload hash on a record target
 // (target string + the fingerprint of the device the kernel will run on);
 // `usable` (may be empty) passes over records it rejects (database.h GetBest).
-using BestRecordLookup = std::function<Result<database::LayeredBest>(
+using BestRecordLookup = std::function<Result<database::BestRecord>(
     std::string_view workload_hash, const database::Target& target, const database::RecordUsable& usable)>;
 
 // A record a lookup passed over because its trace does not replay on the
@@ -54,10 +53,8 @@ database::RecordUsable TraceReplaysOn(const ir::PrimFunc& default_func, std::vec
 Status NoRecordReplays(const std::vector<PassedOverRecord>& passed_over, const std::string& log_name,
                        const std::string& workload_name);
 
-// Lookups over a borrowed database (it must outlive the lookup). A plain
-// Database answers as the user layer.
-BestRecordLookup LookupIn(database::LayeredDatabase* db);
-BestRecordLookup LookupIn(database::Database* db);
+// The lookup of a borrowed tuning log (it must outlive the lookup): its GetBest.
+BestRecordLookup LookupIn(database::TuningLog* log);
 
 // The record target a kernel for `target` is looked up under: the given
 // fingerprint (canonicalized), or this host's (tuner::RecordTarget) if unset.
@@ -127,8 +124,8 @@ Result<BuiltKernel> BuildKernelFromLog(const Workload& workload, const Target& t
                                        KernelBuildStage* failed_stage = nullptr);
 
 // The same for a caller that looked the best record up itself (the Compile
-// service keys its cache on it). best.best.level == kNone: the default.
-Result<BuiltKernel> BuildKernel(const Workload& workload, const Target& target, const database::LayeredBest& best,
+// service keys its cache on it). best.level == kNone: the default.
+Result<BuiltKernel> BuildKernel(const Workload& workload, const Target& target, const database::BestRecord& best,
                                 const KernelBuildOptions& options, KernelBuildStage* failed_stage = nullptr);
 
 // The C header `tunefarm compile --header` writes for a built kernel of

@@ -12,7 +12,7 @@
 #include "tunefarm/costmodel/cost_model.h"
 
 namespace tunefarm::database {
-class Database;
+class TuningLog;  // tuning_log.h
 }
 
 namespace tunefarm::tuner {
@@ -36,9 +36,10 @@ struct TransferSet {
   int skipped = 0;    // records whose trace no longer replays (another version)
 };
 
-// Reads, replays and lowers the records. Records whose trace does not apply
-// are skipped, not errors: the log outlives rule changes.
-Result<TransferSet> CollectTransferRecords(database::Database* db, const SketchPolicy* policy,
+// Reads, replays and lowers the records of `log` (any TuningLog; borrowed).
+// Records whose trace does not apply are skipped, not errors: the log
+// outlives rule changes.
+Result<TransferSet> CollectTransferRecords(database::TuningLog* log, const SketchPolicy* policy,
                                            const TransferOptions& options);
 
 }  // namespace tunefarm::tuner
