@@ -9,6 +9,7 @@
 
 #include "client_options.h"
 #include "commands.h"
+#include "tunefarm/worker/device_backend.h"
 #include "tunefarm/worker/fleet_worker.h"
 
 namespace tunefarm::cli {
@@ -63,9 +64,7 @@ int RunWorker(const WorkerCli& c) {
     return Usage("--tuner HOST:PORT is required: the address of the tuner daemon (`tunefarm serve`)");
   }
   if (Status s = CheckTunerAddress(c.tuner); !s.ok()) return Usage("--tuner: " + s.message());
-  if (c.device != "cpu" && c.device != "test") {
-    return Usage("--device must be cpu, or test (the synthetic TEST DEVICE), not '" + c.device + "'");
-  }
+  if (auto device = FindDeviceBackend(c.device); !device.ok()) return Usage("--device: " + device.status().message());
   auto max_in_flight = ParseNumber("--max-in-flight", c.max_in_flight, 1, 1024);
   if (!max_in_flight.ok()) return Usage(max_in_flight.status().message());
   if (c.insecure && (!c.ca.empty() || !c.cert.empty() || !c.key.empty())) {
@@ -151,8 +150,9 @@ void AddWorkerCommand(CLI::App& app, int* exit_code) {
       "Exit codes: 0 stopped by a signal, 1 usage or configuration error, 2 internal error.");
   cmd->add_option("--tuner", c->tuner, "HOST:PORT of the tuner daemon's Fleet service (required)")
       ->type_name("HOST:PORT");
-  cmd->add_option("--device", c->device,
-                  "cpu: measure on this machine's CPU; test: the synthetic TEST DEVICE (compiles and runs nothing)")
+  std::string devices;
+  for (const DeviceBackend& d : DeviceBackends()) devices += (devices.empty() ? "" : "; ") + d.name + ": " + d.summary;
+  cmd->add_option("--device", c->device, devices)
       ->capture_default_str();
   cmd->add_option("--device-key", c->device_key,
                   "What this worker measures for; the tuner sends it only candidates of that key "

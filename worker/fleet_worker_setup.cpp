@@ -7,11 +7,10 @@
 #include <thread>
 
 #include "tunefarm/compiler/target.h"
-#include "tunefarm/compiler/codegen/llvm/toolchain.h"
 #include "tunefarm/compiler/schedule/trace.h"
 #include "tunefarm/v1/fleet.pb.h"
 #include "tunefarm/worker/fleet_worker.h"
-#include "tunefarm/worker/test_device.h"
+#include "tunefarm/worker/device_backend.h"
 
 namespace tunefarm {
 
@@ -23,7 +22,7 @@ std::string HostName() {
   return buf;
 }
 
-v1::HardwareFingerprint Fingerprint(const std::string& device) {
+v1::HardwareFingerprint Fingerprint(const DeviceBackend& device) {
   const Target& host = Target::Host();
   v1::HardwareFingerprint f;
   f.set_isa(host.triple.substr(0, host.triple.find('-')));
@@ -41,36 +40,39 @@ v1::HardwareFingerprint Fingerprint(const std::string& device) {
     pos = end + 1;
   }
   f.set_cores(int64_t(std::thread::hardware_concurrency()));
-  f.set_toolchain(device == "test" ? "none (test device)" : CodegenToolchain());
+  f.set_toolchain(device.toolchain());
   return f;
 }
 
 // Built once: the fingerprint and host target do not change while running.
-std::unique_ptr<v1::WorkerMessage> RegisterMessage(const FleetWorkerOptions& o) {
+std::unique_ptr<v1::WorkerMessage> RegisterMessage(const FleetWorkerOptions& o, const DeviceBackend& device) {
   auto hello = std::make_unique<v1::WorkerMessage>();
   v1::Register* reg = hello->mutable_register_();
   reg->set_device_key(o.device_key);
   reg->set_device(o.device);
   reg->set_hostname(o.hostname);
-  *reg->mutable_fingerprint() = Fingerprint(o.device);
+  *reg->mutable_fingerprint() = Fingerprint(device);
   reg->set_max_in_flight(o.max_in_flight);
   reg->set_tunefarm_version(TUNEFARM_VERSION);
-  // The runner builds for this host only; the test device builds nothing (any target).
-  if (o.device == "cpu") reg->add_targets(Target::Host().ToString());
+  for (const std::string& target : device.targets()) reg->add_targets(target);
   // What its runner replays, so that the daemon sends it only traces it can
   // build, also while a fleet runs mixed versions.
   for (const std::string& name : ReplayedInstructionNames()) reg->add_trace_instructions(name);
-  reg->set_synthetic(IsSyntheticDevice(o.device));
+  reg->set_synthetic(device.synthetic);
   return hello;
 }
 
 }  // namespace
 
 std::string DefaultDeviceKey(const std::string& device) {
-  return device == "test" ? std::string("test") : "cpu-" + Target::Host().cpu;
+  auto backend = FindDeviceBackend(device);
+  return backend.ok() ? (*backend)->default_key() : std::string();
 }
 
-bool IsSyntheticDevice(const std::string& device) { return device == "test"; }
+bool IsSyntheticDevice(const std::string& device) {
+  auto backend = FindDeviceBackend(device);
+  return backend.ok() && (*backend)->synthetic;
+}
 
 Status CheckTunerAddress(const std::string& address) {
   const std::string example = " (expected HOST:PORT, e.g. 127.0.0.1:7878 or tuner.example.org:7878)";
@@ -106,9 +108,7 @@ Result<std::unique_ptr<FleetWorker>> FleetWorker::Create(FleetWorkerOptions opti
 
 Result<std::unique_ptr<FleetWorker>> FleetWorker::Create(FleetWorkerOptions o, std::unique_ptr<Measurer> measurer) {
   TF_RETURN_IF_ERROR(CheckTunerAddress(o.tuner_address));
-  if (o.device != "cpu" && o.device != "test") {
-    return Status::InvalidArgument("unknown device '" + o.device + "' (cpu, or test for the synthetic test device)");
-  }
+  TF_ASSIGN_OR_RETURN(const DeviceBackend* device, FindDeviceBackend(o.device));
   if (o.max_in_flight < 1 || o.max_in_flight > 1024) {
     return Status::InvalidArgument("max in flight must be 1..1024, not " + std::to_string(o.max_in_flight));
   }
@@ -131,13 +131,20 @@ Result<std::unique_ptr<FleetWorker>> FleetWorker::Create(FleetWorkerOptions o, s
   std::string fault;
   if (!o.inject_fault.empty()) {
     TF_ASSIGN_OR_RETURN(fault, RunnerFaultName(o.inject_fault));
-    if (o.device != "cpu") return Status::InvalidArgument("fault injection (TEST ONLY) needs device cpu");
+    if (!device->runs_runner) {
+      std::string with_runner;
+      for (const DeviceBackend& d : DeviceBackends()) {
+        if (d.runs_runner) with_runner += (with_runner.empty() ? "" : " or ") + d.name;
+      }
+      return Status::InvalidArgument("fault injection (TEST ONLY) needs device " + with_runner +
+                                     " (a runner process to inject into), not '" + o.device + "'");
+    }
     if (o.inject_every < 1) return Status::InvalidArgument("inject every must be at least 1");
   }
-  if (o.test_latency_ms < 0 || (o.test_latency_ms > 0 && o.device != "test")) {
+  if (o.test_latency_ms < 0 || (o.test_latency_ms > 0 && !device->takes_test_latency)) {
     return Status::InvalidArgument("test latency is for device test only, and cannot be negative");
   }
-  if (o.device_key.empty()) o.device_key = DefaultDeviceKey(o.device);
+  if (o.device_key.empty()) o.device_key = device->default_key();
   // The tuner's rules (ValidateRegister): a key it would refuse is a
   // configuration error here, not a reconnect loop.
   bool key_ok = o.device_key.size() <= 128;
@@ -150,20 +157,11 @@ Result<std::unique_ptr<FleetWorker>> FleetWorker::Create(FleetWorkerOptions o, s
   if (o.hostname.empty()) o.hostname = HostName().substr(0, 256);
   if (o.hostname.size() > 256) return Status::InvalidArgument("hostname is longer than 256 characters");
   if (!measurer) {
-    if (o.device == "test") {
-      measurer = std::make_unique<TestDeviceMeasurer>(TestDeviceOptions{o.test_latency_ms});
-    } else {
-      LocalMeasurerOptions local = o.local;
-      if (local.runner_path.empty()) {
-        TF_ASSIGN_OR_RETURN(local.runner_path, FindRunnerPath());
-      }
-      local.enable_test_faults = local.enable_test_faults || !fault.empty();
-      measurer = std::make_unique<LocalMeasurer>(local);
-    }
+    TF_ASSIGN_OR_RETURN(measurer, device->make_measurer(o));
   }
   std::unique_ptr<FleetWorker> worker(new FleetWorker(std::move(o), std::move(measurer)));
   worker->fault_name_ = fault;
-  worker->hello_ = RegisterMessage(worker->options_);
+  worker->hello_ = RegisterMessage(worker->options_, *device);
   return worker;
 }
 

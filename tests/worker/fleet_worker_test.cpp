@@ -5,6 +5,8 @@
 #include <set>
 
 #include "fake_fleet.h"
+#include "tunefarm/compiler/target.h"
+#include "tunefarm/worker/device_backend.h"
 #include "tunefarm/worker/test_device.h"
 
 namespace tunefarm::testing {
@@ -91,6 +93,44 @@ TEST(FleetWorkerCreateTest, RejectsBadOptionsNamingWhatIsWrong) {
   EXPECT_FALSE(RunnerFaultName("explode").ok());
   EXPECT_EQ(DefaultDeviceKey("test"), "test");
   EXPECT_EQ(DefaultDeviceKey("cpu").rfind("cpu-", 0), 0u);
+  o = base;
+  o.test_latency_ms = 5;
+  o.device = "cpu";
+  EXPECT_NE(error(o).find("test latency"), std::string::npos) << error(o);
+}
+
+TEST(DeviceBackendTest, EachDeviceSaysHowItMeasuresAndAnUnknownOneListsThem) {
+  auto unknown = FindDeviceBackend("cuda:0");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.status().code(), StatusCode::kInvalidArgument);
+  for (const DeviceBackend& d : DeviceBackends()) {
+    EXPECT_NE(unknown.status().message().find(d.name + ": " + d.summary), std::string::npos)
+        << unknown.status().message();
+    auto found = FindDeviceBackend(d.name);
+    ASSERT_TRUE(found.ok()) << d.name;
+    EXPECT_EQ(*found, &d);
+    EXPECT_EQ(DefaultDeviceKey(d.name), d.default_key());
+    EXPECT_EQ(IsSyntheticDevice(d.name), d.synthetic);
+  }
+  const DeviceBackend& cpu = **FindDeviceBackend("cpu");
+  EXPECT_FALSE(cpu.synthetic);
+  EXPECT_TRUE(cpu.runs_runner);
+  EXPECT_EQ(cpu.targets(), std::vector<std::string>{Target::Host().ToString()});
+  const DeviceBackend& test = **FindDeviceBackend("test");
+  EXPECT_TRUE(test.synthetic);
+  EXPECT_TRUE(test.targets().empty());  // builds nothing: takes any target
+  EXPECT_EQ(test.toolchain(), "none (test device)");
+
+  // The test device's measurer answers with its synthetic message.
+  FleetWorkerOptions options;
+  auto measurer = test.make_measurer(options);
+  ASSERT_TRUE(measurer.ok()) << measurer.status().ToString();
+  MeasureInput in;
+  in.candidate_id = "c";
+  in.workload_text = "w";
+  auto results = (*measurer)->Measure({in}, MeasureOptions{});
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].error_message, kTestDeviceMessage);
 }
 
 TEST(FleetWorkerTest, RegistersFirstWithItsFieldsThenHeartbeats) {

@@ -1,0 +1,56 @@
+// Device backends: what `tunefarm worker --device NAME` measures with.
+//
+// One entry per device kind, all in one table (worker/device_backend.cpp):
+// the CPU (LocalMeasurer and its runner process) and the synthetic test
+// device today. A new kind of device -- a CUDA GPU, a board's lean runner --
+// is a new entry in that table, not an edit of the worker's `if`s: the
+// worker asks its backend for the measurer, the default device key, the
+// targets it builds for, the toolchain it reports and whether its times are
+// invented.
+//
+// Entries are immutable and live for the whole process.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tunefarm/common/status.h"
+#include "tunefarm/measure/measure.h"
+
+namespace tunefarm {
+
+struct FleetWorkerOptions;
+
+struct DeviceBackend {
+  std::string name;     // the --device value: "cpu", "test"
+  std::string summary;  // one line for --help and for the unknown-device message
+  // Invents its times instead of measuring them: its worker registers as
+  // synthetic and marks every result so (the log never ranks or serves them).
+  bool synthetic = false;
+  // Runs candidates in a runner process that TEST ONLY faults can be injected
+  // into (FleetWorkerOptions::inject_fault).
+  bool runs_runner = false;
+  // Takes a per-candidate latency (FleetWorkerOptions::test_latency_ms).
+  bool takes_test_latency = false;
+  // The device key a worker registers under when none is given ("cpu-znver4").
+  std::function<std::string()> default_key;
+  // Targets it builds for, as Register.targets lists them; empty: it builds
+  // nothing and takes candidates of any target.
+  std::function<std::vector<std::string>()> targets;
+  // The code generator named in its hardware fingerprint's toolchain.
+  std::function<std::string()> toolchain;
+  // Its measurer for a worker with these options (already checked).
+  std::function<Result<std::unique_ptr<Measurer>>(const FleetWorkerOptions&)> make_measurer;
+};
+
+// The backend of device `name`; InvalidArgument naming it and every known
+// device when there is none.
+Result<const DeviceBackend*> FindDeviceBackend(std::string_view name);
+
+// Every registered backend, in the order --help lists them.
+const std::vector<DeviceBackend>& DeviceBackends();
+
+}  // namespace tunefarm
