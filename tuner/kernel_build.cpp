@@ -14,7 +14,7 @@
 #include <optional>
 #include <sstream>
 
-#include "tunefarm/compiler/codegen/llvm/codegen_llvm.h"
+#include "tunefarm/compiler/codegen/codegen.h"
 #include "tunefarm/compiler/lower/split_prepack.h"
 #include "tunefarm/compiler/lower/lower.h"
 #include "tunefarm/compiler/schedule/schedule.h"
@@ -158,7 +158,11 @@ Result<BuiltKernel> BuildWithBest(const Workload& w, const Target& target, const
                                  kernel.workload_hash + ") on target " + kernel.target + " in " + options.log_name),
                 failed_stage);
   }
-  auto object = EmitObject(func, target);
+  // The target kind's code generator (the registry of codegen.h): a kind
+  // without one is InvalidArgument naming the kinds that have one.
+  auto generator = CodeGeneratorFor(target);
+  if (!generator.ok()) return Fail(KernelBuildStage::kCodegen, generator.status(), failed_stage);
+  auto object = (*generator)->EmitObject(func, target, CodegenOptions());
   if (!object.ok()) return Fail(KernelBuildStage::kCodegen, object.status(), failed_stage);
   kernel.object_size = object->size();
   if (options.shared) {

@@ -3,8 +3,9 @@
 //
 //   workload -> best record through the log's fallback chain (same device,
 //   then same architecture) -> its trace applied to the default PrimFunc ->
-//   lowered -> LLVM object (optionally linked into a shared library against
-//   libtunefarm_runtime) plus a C header declaring the entry point.
+//   lowered -> an object from the target kind's code generator (codegen.h;
+//   LLVM for `llvm`), optionally linked into a shared library against
+//   libtunefarm_runtime, plus a C header declaring the entry point.
 //
 // With no usable record the default (untuned) schedule is built, unless
 // require_tuned is set. Every failure says which stage it came from so that
@@ -97,7 +98,7 @@ enum class KernelBuildStage {
   kLower,         // the workload does not lower (a compiler bug for a valid workload)
   kSchedule,      // the lookup failed, or the record's trace does not parse or replay
   kRequireTuned,  // require_tuned and no usable record: NotFound
-  kCodegen,       // LLVM code generation (InvalidArgument: the target cannot be built)
+  kCodegen,       // code generation (InvalidArgument: no generator for the kind, or the target cannot be built)
   kLink,          // shared library: non-host target (InvalidArgument) or the link failed
 };
 

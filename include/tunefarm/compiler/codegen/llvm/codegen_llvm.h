@@ -11,6 +11,10 @@
 // (runtime.h); big allocations call tunefarm_alloc/tunefarm_free. Vectorized
 // loops become LLVM vector operations.
 //
+// JitKernel and CodegenOptions are the code generators' (codegen.h): this is
+// the generator the registry there serves target kind `llvm` with. Callers
+// that build for a Target of any kind ask the registry (CodeGeneratorFor).
+//
 // LLVM headers stay out of this file: callers compile fast.
 #pragma once
 
@@ -19,36 +23,11 @@
 #include <vector>
 
 #include "tunefarm/common/status.h"
+#include "tunefarm/compiler/codegen/codegen.h"
 #include "tunefarm/compiler/ir/ir.h"
 #include "tunefarm/compiler/target.h"
 
 namespace tunefarm {
-
-// A PrimFunc compiled in process with ORC LLJIT. Thread-compatible: Run may be
-// called from several threads at once on different buffers.
-class JitKernel {
- public:
-  virtual ~JitKernel() = default;
-  // args: one data pointer per PrimFunc param, in order.
-  // Fails when the kernel was compiled without its whole entry
-  // (CodegenOptions::whole_entry).
-  virtual Status Run(const std::vector<void*>& args) const = 0;
-  virtual const std::string& name() const = 0;
-  // The prepack split's entries (split_prepack.h), present together or not
-  // at all. args: one pointer per param of the split's prepack / prepacked
-  // PrimFunc. Call them through PreparedCall (prepared_call.h).
-  virtual bool has_prepack() const = 0;
-  virtual Status RunPrepack(const std::vector<void*>& args) const = 0;
-  virtual Status RunPrepacked(const std::vector<void*>& args) const = 0;
-};
-
-struct CodegenOptions {
-  int opt_level = 3;
-  // With a prepack split, also emit the whole function (packing inside every
-  // call). Measurement only calls the split entries and skips it: it would
-  // double the compile of every such candidate.
-  bool whole_entry = true;
-};
 
 // Lowers (LowerForCodegen) and compiles f for target t in this process. t must be
 // runnable on this host (same triple).
