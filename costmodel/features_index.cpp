@@ -12,18 +12,17 @@ using namespace ir;
 
 namespace {
 
-
 bool MulOverflows(int64_t a, int64_t b, int64_t* out) { return __builtin_mul_overflow(a, b, out); }
 
-Interval VarRange(const Variable* v, const LoopStack& loops, VaryingLoops varying) {
+std::optional<Interval> VarRange(const Variable* v, const LoopStack& loops, VaryingLoops varying) {
   int d = loops.DepthOf(v);
-  if (d < 0) return Interval::Unbounded();
+  if (d < 0) return std::nullopt;
   const LoopInfo& l = loops.at(d);
   if (varying.only_depth >= 0) {
     return d == varying.only_depth ? Interval{l.min, l.min + std::min<int64_t>(l.extent - 1, 1)}
-                                   : Interval{l.min, l.min};
+                                   : Interval::Point(l.min);
   }
-  return d >= varying.vary_from ? Interval{l.min, l.min + l.extent - 1} : Interval{l.min, l.min};
+  return d >= varying.vary_from ? Interval{l.min, l.min + l.extent - 1} : Interval::Point(l.min);
 }
 
 // Accumulates scale * e into form; false when e is not affine in loop variables.
@@ -75,65 +74,46 @@ bool Linearize(const Expr& e, int64_t scale, const LoopStack& loops, IndexForm* 
   return false;
 }
 
-Interval Combine(IRNodeKind k, Interval a, Interval b) {
-  if (!a.bounded || !b.bounded) return Interval::Unbounded();
-  switch (k) {
-    case IRNodeKind::kAdd: return {a.lo + b.lo, a.hi + b.hi};
-    case IRNodeKind::kSub: return {a.lo - b.hi, a.hi - b.lo};
-    case IRNodeKind::kMul: {
-      int64_t p[4];
-      if (MulOverflows(a.lo, b.lo, &p[0]) || MulOverflows(a.lo, b.hi, &p[1]) || MulOverflows(a.hi, b.lo, &p[2]) ||
-          MulOverflows(a.hi, b.hi, &p[3])) {
-        return Interval::Unbounded();
-      }
-      return {*std::min_element(p, p + 4), *std::max_element(p, p + 4)};
-    }
-    case IRNodeKind::kDiv:
-      // Only division by a positive constant is bounded (what split/fuse produce).
-      if (b.lo != b.hi || b.lo <= 0) return Interval::Unbounded();
-      return {FloorDiv(a.lo, b.lo), FloorDiv(a.hi, b.lo)};
-    case IRNodeKind::kMod: {
-      if (b.lo != b.hi || b.lo <= 0) return Interval::Unbounded();
-      int64_t m = b.lo;
-      if (a.hi - a.lo + 1 >= m) return {0, m - 1};
-      int64_t lo = FloorMod(a.lo, m), hi = FloorMod(a.hi, m);
-      return lo <= hi ? Interval{lo, hi} : Interval{0, m - 1};
-    }
-    case IRNodeKind::kMin: return {std::min(a.lo, b.lo), std::min(a.hi, b.hi)};
-    case IRNodeKind::kMax: return {std::max(a.lo, b.lo), std::max(a.hi, b.hi)};
-    default: return Interval::Unbounded();
-  }
+// Division and modulo are bounded only by a positive constant (what split
+// and fuse produce).
+std::optional<Interval> DivByConst(Interval a, Interval b) {
+  if (!b.is_const() || b.min <= 0) return std::nullopt;
+  return Interval::FloorDiv(a, b.min);
+}
+std::optional<Interval> ModByConst(Interval a, Interval b) {
+  if (!b.is_const() || b.min <= 0) return std::nullopt;
+  return Interval::FloorMod(a, b.min);
 }
 
 }  // namespace
 
-Interval EvalInterval(const Expr& e, const LoopStack& loops, VaryingLoops varying) {
+std::optional<Interval> EvalInterval(const Expr& e, const LoopStack& loops, VaryingLoops varying) {
   switch (e.kind()) {
-    case IRNodeKind::kIntImm: {
-      int64_t v = e.as<IntImm>()->value;
-      return {v, v};
-    }
+    case IRNodeKind::kIntImm: return Interval::Point(e.as<IntImm>()->value);
     case IRNodeKind::kVariable: return VarRange(e.as<Variable>(), loops, varying);
     case IRNodeKind::kCast: return EvalInterval(e.as<Cast>()->value, loops, varying);
     case IRNodeKind::kSelect: {
       const auto* op = e.as<Select>();
-      Interval t = EvalInterval(op->true_value, loops, varying);
-      Interval f = EvalInterval(op->false_value, loops, varying);
-      if (!t.bounded || !f.bounded) return Interval::Unbounded();
-      return {std::min(t.lo, f.lo), std::max(t.hi, f.hi)};
+      std::optional<Interval> t = EvalInterval(op->true_value, loops, varying);
+      std::optional<Interval> f = EvalInterval(op->false_value, loops, varying);
+      if (!t || !f) return std::nullopt;
+      return Interval::Union(*t, *f);
     }
-#define TF_INTERVAL_BINARY(K)                                                          \
-  case IRNodeKind::k##K: {                                                             \
-    const auto* op = e.as<K>();                                                        \
-    return Combine(IRNodeKind::k##K, EvalInterval(op->a, loops, varying), EvalInterval(op->b, loops, varying)); \
+#define TF_INTERVAL_BINARY(K, result)                                  \
+  case IRNodeKind::k##K: {                                             \
+    const auto* op = e.as<K>();                                        \
+    std::optional<Interval> a = EvalInterval(op->a, loops, varying);   \
+    std::optional<Interval> b = EvalInterval(op->b, loops, varying);   \
+    if (!a || !b) return std::nullopt;                                 \
+    return result;                                                     \
   }
-      TF_INTERVAL_BINARY(Add)
-      TF_INTERVAL_BINARY(Sub)
-      TF_INTERVAL_BINARY(Mul)
-      TF_INTERVAL_BINARY(Div)
-      TF_INTERVAL_BINARY(Mod)
-      TF_INTERVAL_BINARY(Min)
-      TF_INTERVAL_BINARY(Max)
+      TF_INTERVAL_BINARY(Add, Interval::Add(*a, *b))
+      TF_INTERVAL_BINARY(Sub, Interval::Sub(*a, *b))
+      TF_INTERVAL_BINARY(Mul, Interval::Mul(*a, *b))
+      TF_INTERVAL_BINARY(Div, DivByConst(*a, *b))
+      TF_INTERVAL_BINARY(Mod, ModByConst(*a, *b))
+      TF_INTERVAL_BINARY(Min, Interval::Min(*a, *b))
+      TF_INTERVAL_BINARY(Max, Interval::Max(*a, *b))
 #undef TF_INTERVAL_BINARY
     // Not affine in the loop variables: a float, a comparison or logic value,
     // a load's or a call's.
@@ -143,7 +123,7 @@ Interval EvalInterval(const Expr& e, const LoopStack& loops, VaryingLoops varyin
     TF_STMT_KIND_CASES  // not expressions
       break;
   }
-  return Interval::Unbounded();  // loads in indices, floats: unknown
+  return std::nullopt;  // loads in indices, floats: unknown
 }
 
 uint64_t LoopVarMask(const Expr& e, const LoopStack& loops) {
@@ -218,14 +198,14 @@ int64_t IndexForm::Width(const LoopStack& loops, int level, int64_t dim_extent) 
     for (int k = 0; k < num_atoms; ++k) {
       const IndexAtom& a = atoms[static_cast<size_t>(k)];
       if ((a.mask >> std::min(level, 63)) == 0) continue;  // its loops sit at their first value
-      Interval iv = EvalInterval(*a.expr, loops, VaryingLoops{level, -1});
-      if (!iv.bounded) return dim_extent;
-      w += std::abs(a.scale) * (iv.width() - 1);
+      std::optional<Interval> iv = EvalInterval(*a.expr, loops, VaryingLoops{level, -1});
+      if (!iv) return dim_extent;
+      w += std::abs(a.scale) * (iv->extent() - 1);
       if (w >= dim_extent) return dim_extent;
     }
   } else {
-    Interval iv = EvalInterval(*expr, loops, VaryingLoops{level, -1});
-    w = iv.bounded ? iv.width() : dim_extent;
+    std::optional<Interval> iv = EvalInterval(*expr, loops, VaryingLoops{level, -1});
+    w = iv ? iv->extent() : dim_extent;
   }
   return std::clamp<int64_t>(w, 1, dim_extent);
 }
@@ -250,8 +230,8 @@ void IndexForm::AllWidths(const LoopStack& loops, int64_t dim_extent, int64_t* o
     for (int k = 0; k < num_atoms && w < dim_extent; ++k) {
       const IndexAtom& a = atoms[static_cast<size_t>(k)];
       if ((a.mask >> std::min(level, 63)) == 0) continue;
-      Interval iv = EvalInterval(*a.expr, loops, VaryingLoops{level, -1});
-      w = iv.bounded ? w + std::abs(a.scale) * (iv.width() - 1) : dim_extent;
+      std::optional<Interval> iv = EvalInterval(*a.expr, loops, VaryingLoops{level, -1});
+      w = iv ? w + std::abs(a.scale) * (iv->extent() - 1) : dim_extent;
     }
     out[level] = std::clamp<int64_t>(w, 1, dim_extent);
   }
@@ -264,14 +244,14 @@ int64_t IndexForm::Step(const LoopStack& loops, int d) const {
     for (int k = 0; k < num_atoms; ++k) {
       const IndexAtom& a = atoms[static_cast<size_t>(k)];
       if (!((a.mask >> d) & 1)) continue;
-      Interval iv = EvalInterval(*a.expr, loops, VaryingLoops{0, d});
-      if (!iv.bounded) return 1;
-      step += std::abs(a.scale) * (iv.hi - iv.lo);
+      std::optional<Interval> iv = EvalInterval(*a.expr, loops, VaryingLoops{0, d});
+      if (!iv) return 1;
+      step += std::abs(a.scale) * (iv->max - iv->min);
     }
     return step;
   }
-  Interval iv = EvalInterval(*expr, loops, VaryingLoops{0, d});
-  return iv.bounded ? iv.hi - iv.lo : 1;
+  std::optional<Interval> iv = EvalInterval(*expr, loops, VaryingLoops{0, d});
+  return iv ? iv->max - iv->min : 1;
 }
 
 }  // namespace tunefarm::costmodel::detail

@@ -16,8 +16,10 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
+#include "tunefarm/compiler/ir/interval.h"
 #include "tunefarm/compiler/ir/ir.h"
 
 namespace tunefarm::costmodel::detail {
@@ -62,14 +64,6 @@ class LoopStack {
   std::vector<LoopInfo> loops_;
 };
 
-struct Interval {
-  int64_t lo = 0;
-  int64_t hi = 0;
-  bool bounded = true;
-  static Interval Unbounded() { return {0, 0, false}; }
-  int64_t width() const { return hi - lo + 1; }
-};
-
 // Which loops vary when an index is evaluated: loops at depth >= vary_from
 // over their whole range; if only_depth >= 0, instead only that loop, over
 // its first two values (to measure a stride); the rest sit at their minimum.
@@ -78,7 +72,10 @@ struct VaryingLoops {
   int only_depth = -1;
 };
 
-Interval EvalInterval(const ir::Expr& e, const LoopStack& loops, VaryingLoops varying);
+// Bounds of e (ir::Interval's checked arithmetic); std::nullopt when unbounded:
+// a variable of no loop on the stack, a load, a division by other than a
+// positive constant, an overflow.
+std::optional<ir::Interval> EvalInterval(const ir::Expr& e, const LoopStack& loops, VaryingLoops varying);
 
 // Bit d set if the expression uses the variable of the loop at depth d.
 uint64_t LoopVarMask(const ir::Expr& e, const LoopStack& loops);

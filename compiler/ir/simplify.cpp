@@ -276,66 +276,42 @@ class Simplifier : public IRMutator {
   RangeMap ranges_;
 };
 
-std::optional<Interval> Combine(std::optional<Interval> a, std::optional<Interval> b, int op) {
-  if (!a || !b) return std::nullopt;
-  // Saturate rather than overflow: bounds this large are useless anyway.
-  constexpr int64_t kLimit = int64_t(1) << 60;
-  auto clamp = [](__int128 v) { return int64_t(std::max<__int128>(-kLimit, std::min<__int128>(kLimit, v))); };
-  switch (op) {
-    case 0: return Interval{clamp(__int128(a->min) + b->min), clamp(__int128(a->max) + b->max)};
-    case 1: return Interval{clamp(__int128(a->min) - b->max), clamp(__int128(a->max) - b->min)};
-    default: {
-      __int128 c[4] = {__int128(a->min) * b->min, __int128(a->min) * b->max, __int128(a->max) * b->min,
-                       __int128(a->max) * b->max};
-      return Interval{clamp(*std::min_element(c, c + 4)), clamp(*std::max_element(c, c + 4))};
-    }
-  }
-}
-
 }  // namespace
 
 std::optional<Interval> BoundOf(const Expr& e, const RangeMap& ranges) {
   if (!e.defined() || !(e.dtype().is_integer() || e.dtype().is_bool())) return std::nullopt;
-  if (const int64_t* c = AsConstInt(e)) return Interval{*c, *c};
+  if (const int64_t* c = AsConstInt(e)) return Interval::Point(*c);
   if (const auto* v = e.as<Variable>()) {
     auto it = ranges.find(v);
     if (it == ranges.end()) return std::nullopt;
     return it->second;
   }
-  if (const auto* op = e.as<Add>()) return Combine(BoundOf(op->a, ranges), BoundOf(op->b, ranges), 0);
-  if (const auto* op = e.as<Sub>()) return Combine(BoundOf(op->a, ranges), BoundOf(op->b, ranges), 1);
-  if (const auto* op = e.as<Mul>()) return Combine(BoundOf(op->a, ranges), BoundOf(op->b, ranges), 2);
-  if (const auto* op = e.as<Min>()) {
-    auto a = BoundOf(op->a, ranges), b = BoundOf(op->b, ranges);
+  // Both operands bounded, or no bound.
+  auto both = [&](const Expr& x, const Expr& y, Interval (*op)(Interval, Interval)) -> std::optional<Interval> {
+    auto a = BoundOf(x, ranges), b = BoundOf(y, ranges);
     if (!a || !b) return std::nullopt;
-    return Interval{std::min(a->min, b->min), std::min(a->max, b->max)};
-  }
-  if (const auto* op = e.as<Max>()) {
-    auto a = BoundOf(op->a, ranges), b = BoundOf(op->b, ranges);
-    if (!a || !b) return std::nullopt;
-    return Interval{std::max(a->min, b->min), std::max(a->max, b->max)};
-  }
+    return op(*a, *b);
+  };
+  // Saturate rather than overflow: bounds this large are useless anyway.
+  if (const auto* op = e.as<Add>()) return both(op->a, op->b, &Interval::SaturatingAdd);
+  if (const auto* op = e.as<Sub>()) return both(op->a, op->b, &Interval::SaturatingSub);
+  if (const auto* op = e.as<Mul>()) return both(op->a, op->b, &Interval::SaturatingMul);
+  if (const auto* op = e.as<Min>()) return both(op->a, op->b, &Interval::Min);
+  if (const auto* op = e.as<Max>()) return both(op->a, op->b, &Interval::Max);
   if (const auto* op = e.as<Div>()) {
     auto a = BoundOf(op->a, ranges);
     const int64_t* c = AsConstInt(op->b);
     if (!a || !c || *c <= 0) return std::nullopt;
-    return Interval{FloorDiv(a->min, *c), FloorDiv(a->max, *c)};
+    return Interval::FloorDiv(*a, *c);
   }
   if (const auto* op = e.as<Mod>()) {
     const int64_t* c = AsConstInt(op->b);
     if (!c || *c <= 0) return std::nullopt;
+    // An unbounded dividend still leaves a remainder in [0, c - 1].
     auto a = BoundOf(op->a, ranges);
-    if (a && FloorDiv(a->min, *c) == FloorDiv(a->max, *c)) {
-      int64_t base = FloorDiv(a->min, *c) * *c;
-      return Interval{a->min - base, a->max - base};
-    }
-    return Interval{0, *c - 1};
+    return a ? Interval::FloorMod(*a, *c) : Interval{0, *c - 1};
   }
-  if (const auto* op = e.as<Select>()) {
-    auto a = BoundOf(op->true_value, ranges), b = BoundOf(op->false_value, ranges);
-    if (!a || !b) return std::nullopt;
-    return Interval{std::min(a->min, b->min), std::max(a->max, b->max)};
-  }
+  if (const auto* op = e.as<Select>()) return both(op->true_value, op->false_value, &Interval::Union);
   if (e.dtype().is_bool()) return Interval{0, 1};
   return std::nullopt;
 }

@@ -256,8 +256,9 @@ Result<Region> UnionRegion(const Region& a, const Region& b) {
       return Status::InvalidArgument("accesses in dimension " + std::to_string(d) +
                                      " start at offsets that differ by a non-constant amount");
     }
-    int64_t lo = std::min<int64_t>(0, *c), hi = std::max(a[d].extent, *c + b[d].extent);
-    out.push_back(RegionDim{*c < 0 ? b[d].min : a[d].min, hi - lo});
+    // b starts *c after a: the union of [0, a's extent) and [*c, *c + b's extent).
+    Interval u = Interval::Union(Interval{0, a[d].extent - 1}, Interval{*c, *c + b[d].extent - 1});
+    out.push_back(RegionDim{*c < 0 ? b[d].min : a[d].min, u.extent()});
   }
   return out;
 }

@@ -8,12 +8,11 @@
 #include <algorithm>
 #include <limits>
 
-#include "tunefarm/compiler/ir/floor_div.h"
-
 namespace tunefarm::wl {
 namespace {
 
 using ir::Expr;
+using ir::Interval;
 using ir::IRNodeKind;
 
 enum class Rel : uint8_t { kLt, kLe, kGt, kGe, kEq };
@@ -82,14 +81,12 @@ void Flatten(const Expr& cond, bool holds, int depth, std::vector<Atom>* atoms) 
   }
 }
 
-using ir::FloorDiv;
-
 class Bounder {
  public:
   Bounder(const VarRanges& vars, const std::vector<Atom>& atoms) : vars_(vars), atoms_(atoms) {}
 
-  std::optional<Range> Bound(const Expr& e, bool use_facts) {
-    std::optional<Range> r = Natural(e, use_facts);
+  std::optional<Interval> Bound(const Expr& e, bool use_facts) {
+    std::optional<Interval> r = Natural(e, use_facts);
     if (!use_facts) return r;
     for (const Atom& atom : atoms_) {
       if (ir::ExprEqual(atom.lhs, e)) Refine(&r, atom.rel, atom.rhs);
@@ -100,46 +97,48 @@ class Bounder {
 
  private:
   // Narrows r knowing that (value REL other).
-  void Refine(std::optional<Range>* r, Rel rel, const Expr& other) {
-    std::optional<Range> o = Bound(other, false);
+  void Refine(std::optional<Interval>* r, Rel rel, const Expr& other) {
+    std::optional<Interval> o = Bound(other, false);
     if (!o) return;
-    Range cur = r->value_or(Range{std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()});
+    Interval cur = r->value_or(Interval{std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()});
     switch (rel) {
       case Rel::kLt:
-        if (o->hi != std::numeric_limits<int64_t>::min()) cur.hi = std::min(cur.hi, o->hi - 1);
+        if (o->max != std::numeric_limits<int64_t>::min()) cur.max = std::min(cur.max, o->max - 1);
         break;
-      case Rel::kLe: cur.hi = std::min(cur.hi, o->hi); break;
+      case Rel::kLe: cur.max = std::min(cur.max, o->max); break;
       case Rel::kGt:
-        if (o->lo != std::numeric_limits<int64_t>::max()) cur.lo = std::max(cur.lo, o->lo + 1);
+        if (o->min != std::numeric_limits<int64_t>::max()) cur.min = std::max(cur.min, o->min + 1);
         break;
-      case Rel::kGe: cur.lo = std::max(cur.lo, o->lo); break;
-      case Rel::kEq:
-        cur.lo = std::max(cur.lo, o->lo);
-        cur.hi = std::min(cur.hi, o->hi);
-        break;
+      case Rel::kGe: cur.min = std::max(cur.min, o->min); break;
+      case Rel::kEq: cur = Interval::Intersect(cur, *o); break;
     }
     *r = cur;
   }
 
+  // The bounds of both operands, each holding a value, or none.
   template <typename T>
-  bool Children(const T* op, bool use_facts, Range* a, Range* b) {
-    std::optional<Range> ra = Bound(op->a, use_facts);
+  bool Children(const T* op, bool use_facts, Interval* a, Interval* b) {
+    std::optional<Interval> ra = Bound(op->a, use_facts);
     if (!ra) return false;
-    std::optional<Range> rb = Bound(op->b, use_facts);
+    std::optional<Interval> rb = Bound(op->b, use_facts);
     if (!rb) return false;
     *a = *ra;
     *b = *rb;
-    return a->lo <= a->hi && b->lo <= b->hi;
+    return !a->empty() && !b->empty();
   }
 
-  std::optional<Range> Natural(const Expr& e, bool use_facts) {
+  // A binary node's bound from its operands' by `op` (one of Interval's), or none.
+  template <IRNodeKind K, typename R>
+  std::optional<Interval> Binary(const Expr& e, bool use_facts, R (*op)(Interval, Interval)) {
+    Interval a, b;
+    if (!Children(e.as<ir::BinaryNode<K>>(), use_facts, &a, &b)) return std::nullopt;
+    return op(a, b);
+  }
+
+  std::optional<Interval> Natural(const Expr& e, bool use_facts) {
     if (!e.defined() || !e.dtype().is_integer()) return std::nullopt;
-    Range a, b;
     switch (e.kind()) {
-      case IRNodeKind::kIntImm: {
-        int64_t v = e.as<ir::IntImm>()->value;
-        return Range{v, v};
-      }
+      case IRNodeKind::kIntImm: return Interval::Point(e.as<ir::IntImm>()->value);
       case IRNodeKind::kVariable: {
         auto it = vars_.find(e.as<ir::Variable>());
         if (it == vars_.end()) return std::nullopt;
@@ -150,59 +149,20 @@ class Bounder {
         if (!op->value.dtype().is_integer()) return std::nullopt;
         return Bound(op->value, use_facts);
       }
-      case IRNodeKind::kAdd: {
-        if (!Children(e.as<ir::BinaryNode<ir::IRNodeKind::kAdd>>(), use_facts, &a, &b)) return std::nullopt;
-        Range r;
-        if (__builtin_add_overflow(a.lo, b.lo, &r.lo) || __builtin_add_overflow(a.hi, b.hi, &r.hi)) {
-          return std::nullopt;
-        }
-        return r;
-      }
-      case IRNodeKind::kSub: {
-        if (!Children(e.as<ir::BinaryNode<ir::IRNodeKind::kSub>>(), use_facts, &a, &b)) return std::nullopt;
-        Range r;
-        if (__builtin_sub_overflow(a.lo, b.hi, &r.lo) || __builtin_sub_overflow(a.hi, b.lo, &r.hi)) {
-          return std::nullopt;
-        }
-        return r;
-      }
-      case IRNodeKind::kMul: {
-        if (!Children(e.as<ir::BinaryNode<ir::IRNodeKind::kMul>>(), use_facts, &a, &b)) return std::nullopt;
-        int64_t c[4];
-        if (__builtin_mul_overflow(a.lo, b.lo, &c[0]) || __builtin_mul_overflow(a.lo, b.hi, &c[1]) ||
-            __builtin_mul_overflow(a.hi, b.lo, &c[2]) || __builtin_mul_overflow(a.hi, b.hi, &c[3])) {
-          return std::nullopt;
-        }
-        return Range{*std::min_element(c, c + 4), *std::max_element(c, c + 4)};
-      }
-      case IRNodeKind::kDiv: {
-        if (!Children(e.as<ir::BinaryNode<ir::IRNodeKind::kDiv>>(), use_facts, &a, &b)) return std::nullopt;
-        if (b.lo <= 0 && b.hi >= 0) return std::nullopt;  // divisor may be zero
-        if (b.lo == -1 || b.hi == -1) return std::nullopt;  // INT64_MIN / -1
-        int64_t c[4] = {FloorDiv(a.lo, b.lo), FloorDiv(a.lo, b.hi), FloorDiv(a.hi, b.lo),
-                        FloorDiv(a.hi, b.hi)};
-        return Range{*std::min_element(c, c + 4), *std::max_element(c, c + 4)};
-      }
-      case IRNodeKind::kMod: {
-        if (!Children(e.as<ir::BinaryNode<ir::IRNodeKind::kMod>>(), use_facts, &a, &b)) return std::nullopt;
-        if (b.lo <= 0) return std::nullopt;  // floor mod by a positive divisor only
-        if (a.lo >= 0 && a.hi < b.lo) return a;
-        return Range{0, b.hi - 1};
-      }
-      case IRNodeKind::kMin: {
-        if (!Children(e.as<ir::BinaryNode<ir::IRNodeKind::kMin>>(), use_facts, &a, &b)) return std::nullopt;
-        return Range{std::min(a.lo, b.lo), std::min(a.hi, b.hi)};
-      }
-      case IRNodeKind::kMax: {
-        if (!Children(e.as<ir::BinaryNode<ir::IRNodeKind::kMax>>(), use_facts, &a, &b)) return std::nullopt;
-        return Range{std::max(a.lo, b.lo), std::max(a.hi, b.hi)};
-      }
+      case IRNodeKind::kAdd: return Binary<IRNodeKind::kAdd>(e, use_facts, &Interval::Add);
+      case IRNodeKind::kSub: return Binary<IRNodeKind::kSub>(e, use_facts, &Interval::Sub);
+      case IRNodeKind::kMul: return Binary<IRNodeKind::kMul>(e, use_facts, &Interval::Mul);
+      // Divisors of either sign that exclude 0 and -1; remainders by positive ones.
+      case IRNodeKind::kDiv: return Binary<IRNodeKind::kDiv>(e, use_facts, &Interval::FloorDiv);
+      case IRNodeKind::kMod: return Binary<IRNodeKind::kMod>(e, use_facts, &Interval::FloorMod);
+      case IRNodeKind::kMin: return Binary<IRNodeKind::kMin>(e, use_facts, &Interval::Min);
+      case IRNodeKind::kMax: return Binary<IRNodeKind::kMax>(e, use_facts, &Interval::Max);
       case IRNodeKind::kSelect: {
         const auto* op = e.as<ir::Select>();
-        std::optional<Range> t = Bound(op->true_value, use_facts);
-        std::optional<Range> f = Bound(op->false_value, use_facts);
+        std::optional<Interval> t = Bound(op->true_value, use_facts);
+        std::optional<Interval> f = Bound(op->false_value, use_facts);
         if (!t || !f) return std::nullopt;
-        return Range{std::min(t->lo, f->lo), std::max(t->hi, f->hi)};
+        return Interval::Union(*t, *f);
       }
       // Unknown: a float, a comparison or logic value, a load's or a call's.
       case IRNodeKind::kFloatImm: case IRNodeKind::kEQ: case IRNodeKind::kNE: case IRNodeKind::kLT:
@@ -220,7 +180,7 @@ class Bounder {
 
 }  // namespace
 
-std::optional<Range> BoundOf(const Expr& e, const VarRanges& vars, const std::vector<Fact>& facts) {
+std::optional<Interval> BoundOf(const Expr& e, const VarRanges& vars, const std::vector<Fact>& facts) {
   std::vector<Atom> atoms;
   for (const Fact& f : facts) Flatten(f.cond, f.holds, 0, &atoms);
   Bounder bounder(vars, atoms);

@@ -7,7 +7,9 @@
 // is structurally equal to one side of a comparison in it, so both
 // `select(h >= 1 && h <= H, X[h - 1], 0.0)` and
 // `select(h + r - 1 >= 0 && h + r - 1 < H, X[h + r - 1], 0.0)` are proven in range.
-// All arithmetic is overflow-checked; an unknown bound is std::nullopt.
+// All arithmetic is overflow-checked (ir::Interval's checked operations); an
+// unknown bound is std::nullopt. An interval with min > max holds no value:
+// the index of a branch the facts rule out.
 #pragma once
 
 #include <cstdint>
@@ -15,15 +17,12 @@
 #include <optional>
 #include <vector>
 
+#include "tunefarm/compiler/ir/interval.h"
 #include "tunefarm/compiler/ir/ir.h"
 
 namespace tunefarm::wl {
 
-struct Range {
-  int64_t lo;
-  int64_t hi;  // inclusive; lo > hi means no value (an unreachable branch)
-};
-using VarRanges = std::map<const ir::Variable*, Range>;
+using VarRanges = std::map<const ir::Variable*, ir::Interval>;
 
 // A condition that holds (holds == true) or fails (false) where an access sits.
 struct Fact {
@@ -32,7 +31,7 @@ struct Fact {
 };
 
 // Bound of `e` (integer typed) under the ranges and facts.
-std::optional<Range> BoundOf(const ir::Expr& e, const VarRanges& vars,
+std::optional<ir::Interval> BoundOf(const ir::Expr& e, const VarRanges& vars,
                              const std::vector<Fact>& facts);
 
 // True if e mentions any of the variables.

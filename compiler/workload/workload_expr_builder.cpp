@@ -434,13 +434,13 @@ class ExprBuilder {
   // select whose condition mentions the index's variables) must merely be
   // possibly in range.
   Status CheckInRange(const Expr& index, const std::string& name, size_t d, int64_t extent, SourcePos pos) {
-    std::optional<Range> r = BoundOf(index, s_.ranges, facts_);
+    std::optional<ir::Interval> r = BoundOf(index, s_.ranges, facts_);
     std::string where = "index " + std::to_string(d) + " of '" + name + "'";
     std::string valid = "[0, " + std::to_string(extent - 1) + "]";
-    if (r && (r->lo > r->hi || (r->lo >= 0 && r->hi < extent))) return Status::OK();
-    if (r && (r->hi < 0 || r->lo >= extent)) {
-      return Error(pos, where + " is always out of range: it takes values in [" + std::to_string(r->lo) +
-                            ", " + std::to_string(r->hi) + "], expected " + valid);
+    if (r && (r->min > r->max || (r->min >= 0 && r->max < extent))) return Status::OK();
+    if (r && (r->max < 0 || r->min >= extent)) {
+      return Error(pos, where + " is always out of range: it takes values in [" + std::to_string(r->min) +
+                            ", " + std::to_string(r->max) + "], expected " + valid);
     }
     std::vector<const ir::Variable*> index_vars;
     CollectVars(index, &index_vars);
@@ -451,8 +451,8 @@ class ExprBuilder {
       return Error(pos, where + " cannot be bounded, expected an index provably in " + valid +
                             " or an access guarded by select(...)");
     }
-    return Error(pos, where + " can be out of range: it takes values in [" + std::to_string(r->lo) +
-                          ", " + std::to_string(r->hi) + "], expected " + valid +
+    return Error(pos, where + " can be out of range: it takes values in [" + std::to_string(r->min) +
+                          ", " + std::to_string(r->max) + "], expected " + valid +
                           "; guard the access with select(...)");
   }
 

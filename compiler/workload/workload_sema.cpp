@@ -188,7 +188,7 @@ class Analyzer {
       }
       ir::Var var(axis_name, ir::DataType::Index());
       scope.axes[axis_name] = var;
-      scope.ranges[var.get()] = Range{0, extent - 1};
+      scope.ranges[var.get()] = ir::Interval{0, extent - 1};
       stage.axes.push_back(var);
       shape.push_back(extent);
     }
@@ -201,7 +201,7 @@ class Analyzer {
       TF_ASSIGN_OR_RETURN(int64_t extent, Extent(*axis.extent, "extent of reduction axis '" + axis_name + "'"));
       ir::Var var(axis_name, ir::DataType::Index());
       scope.axes[axis_name] = var;
-      scope.ranges[var.get()] = Range{0, extent - 1};
+      scope.ranges[var.get()] = ir::Interval{0, extent - 1};
       stage.reduce_axes.push_back(var);
       stage.reduce_extents.push_back(extent);
       reduce_shape.push_back(extent);

@@ -10,15 +10,12 @@
 #include <map>
 #include <optional>
 
+#include "tunefarm/compiler/ir/interval.h"
 #include "tunefarm/compiler/ir/ir.h"
 
 namespace tunefarm::ir {
 
-// Inclusive integer interval.
-struct Interval {
-  int64_t min;
-  int64_t max;
-};
+// The known ranges of loop variables (interval.h).
 using RangeMap = std::map<const Variable*, Interval>;
 
 Expr Simplify(const Expr& e, const RangeMap& ranges = {});
@@ -26,7 +23,9 @@ Expr Simplify(const Expr& e, const RangeMap& ranges = {});
 // and block iter vars, and removes loops of extent 1 and ifs with a known condition.
 Stmt Simplify(const Stmt& s);
 
-// Bounds of an integer expression under the given variable ranges, if they can be derived.
+// Bounds of an integer expression under the given variable ranges, if they
+// can be derived: +, - and * saturate (Interval::SaturatingAdd), / and % by
+// a positive constant only.
 std::optional<Interval> BoundOf(const Expr& e, const RangeMap& ranges);
 
 }  // namespace tunefarm::ir
