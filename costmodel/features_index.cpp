@@ -4,15 +4,13 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "tunefarm/compiler/ir/floor_div.h"
+#include "tunefarm/compiler/ir/linearize.h"
 
 namespace tunefarm::costmodel::detail {
 
 using namespace ir;
 
 namespace {
-
-bool MulOverflows(int64_t a, int64_t b, int64_t* out) { return __builtin_mul_overflow(a, b, out); }
 
 std::optional<Interval> VarRange(const Variable* v, const LoopStack& loops, VaryingLoops varying) {
   int d = loops.DepthOf(v);
@@ -25,54 +23,48 @@ std::optional<Interval> VarRange(const Variable* v, const LoopStack& loops, Vary
   return d >= varying.vary_from ? Interval{l.min, l.min + l.extent - 1} : Interval::Point(l.min);
 }
 
-// Accumulates scale * e into form; false when e is not affine in loop variables.
-bool Linearize(const Expr& e, int64_t scale, const LoopStack& loops, IndexForm* form) {
-  switch (e.kind()) {
-    case IRNodeKind::kIntImm: form->constant += scale * e.as<IntImm>()->value; return true;
-    case IRNodeKind::kVariable: {
-      int d = loops.DepthOf(e.as<Variable>());
-      if (d < 0) return false;
-      form->coef[static_cast<size_t>(d)] += scale;
-      return true;
+// Accumulates each term of an index (ir::Linearize) into form; false when
+// the index is not affine in loop variables apart from its atoms.
+struct IndexTerms {
+  const LoopStack& loops;
+  IndexForm* form;
+
+  bool operator()(const Expr& e, int64_t scale) {
+    switch (e.kind()) {
+      case IRNodeKind::kIntImm: form->constant += scale * e.as<IntImm>()->value; return true;
+      case IRNodeKind::kVariable: {
+        int d = loops.DepthOf(e.as<Variable>());
+        if (d < 0) return false;
+        form->coef[static_cast<size_t>(d)] += scale;
+        return true;
+      }
+      case IRNodeKind::kCast: return e.dtype().is_integer() && Linearize(e.as<Cast>()->value, scale, *this);
+      case IRNodeKind::kDiv:
+      case IRNodeKind::kMod:
+      case IRNodeKind::kMin:
+      case IRNodeKind::kMax:
+      case IRNodeKind::kSelect: {
+        // A non-affine term: kept whole as an atom (its loops must all be known,
+        // as for the affine part, or the index's bounds are unknown anyway).
+        if (form->num_atoms == kMaxAtoms) return false;
+        uint64_t m = LoopVarMask(e, loops);
+        form->atoms[static_cast<size_t>(form->num_atoms++)] = {&e, scale, m};
+        return true;
+      }
+      // Sums and products reach here only when not affine: a product of two
+      // non-constants, or a scale past int64_t.
+      case IRNodeKind::kAdd: case IRNodeKind::kSub: case IRNodeKind::kMul:
+      // Not affine in the loop variables: a float, a comparison or logic value,
+      // a load's or a call's.
+      case IRNodeKind::kFloatImm: case IRNodeKind::kEQ: case IRNodeKind::kNE: case IRNodeKind::kLT:
+      case IRNodeKind::kLE: case IRNodeKind::kGT: case IRNodeKind::kGE: case IRNodeKind::kAnd:
+      case IRNodeKind::kOr: case IRNodeKind::kNot: case IRNodeKind::kLoad: case IRNodeKind::kCall:
+      TF_STMT_KIND_CASES  // not expressions
+        break;
     }
-    case IRNodeKind::kAdd: {
-      const auto* op = e.as<Add>();
-      return Linearize(op->a, scale, loops, form) && Linearize(op->b, scale, loops, form);
-    }
-    case IRNodeKind::kSub: {
-      const auto* op = e.as<Sub>();
-      return Linearize(op->a, scale, loops, form) && Linearize(op->b, -scale, loops, form);
-    }
-    case IRNodeKind::kMul: {
-      const auto* op = e.as<Mul>();
-      int64_t s = 0;
-      if (const int64_t* c = ConstInt(op->b); c && !MulOverflows(scale, *c, &s)) return Linearize(op->a, s, loops, form);
-      if (const int64_t* c = ConstInt(op->a); c && !MulOverflows(scale, *c, &s)) return Linearize(op->b, s, loops, form);
-      return false;
-    }
-    case IRNodeKind::kCast: return e.dtype().is_integer() && Linearize(e.as<Cast>()->value, scale, loops, form);
-    case IRNodeKind::kDiv:
-    case IRNodeKind::kMod:
-    case IRNodeKind::kMin:
-    case IRNodeKind::kMax:
-    case IRNodeKind::kSelect: {
-      // A non-affine term: kept whole as an atom (its loops must all be known,
-      // as for the affine part, or the index's bounds are unknown anyway).
-      if (form->num_atoms == kMaxAtoms) return false;
-      uint64_t m = LoopVarMask(e, loops);
-      form->atoms[static_cast<size_t>(form->num_atoms++)] = {&e, scale, m};
-      return true;
-    }
-    // Not affine in the loop variables: a float, a comparison or logic value,
-    // a load's or a call's.
-    case IRNodeKind::kFloatImm: case IRNodeKind::kEQ: case IRNodeKind::kNE: case IRNodeKind::kLT:
-    case IRNodeKind::kLE: case IRNodeKind::kGT: case IRNodeKind::kGE: case IRNodeKind::kAnd:
-    case IRNodeKind::kOr: case IRNodeKind::kNot: case IRNodeKind::kLoad: case IRNodeKind::kCall:
-    TF_STMT_KIND_CASES  // not expressions
-      break;
+    return false;
   }
-  return false;
-}
+};
 
 // Division and modulo are bounded only by a positive constant (what split
 // and fuse produce).
@@ -175,7 +167,7 @@ void AnalyzeIndex(const Expr& e, const LoopStack& loops, IndexForm* out) {
   form.mask = 0;
   form.num_atoms = 0;
   std::fill_n(form.coef.begin(), depth, 0);
-  form.linear = Linearize(e, 1, loops, &form);
+  form.linear = Linearize(e, 1, IndexTerms{loops, &form});
   if (form.linear) {
     for (int d = 0; d < depth; ++d) {
       if (form.coef[static_cast<size_t>(d)] != 0) form.mask |= uint64_t{1} << d;

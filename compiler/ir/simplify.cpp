@@ -13,6 +13,7 @@
 #include <limits>
 
 #include "tunefarm/compiler/ir/ir_visitor.h"
+#include "tunefarm/compiler/ir/linearize.h"
 
 namespace tunefarm::ir {
 
@@ -31,10 +32,6 @@ struct LinearForm {
       }
     }
     terms.push_back({atom, coef});
-  }
-  void Add(const LinearForm& o, int64_t scale) {
-    for (const auto& [a, c] : o.terms) AddTerm(a, c * scale);
-    constant += o.constant * scale;
   }
   bool is_const() const {
     return std::all_of(terms.begin(), terms.end(), [](const auto& t) { return t.second == 0; });
@@ -66,21 +63,14 @@ class Simplifier : public IRMutator {
   // the algebra.
   LinearForm ToLinear(const Expr& e) {
     LinearForm f;
-    if (const int64_t* c = AsConstInt(e)) {
-      f.constant = *c;
-    } else if (const auto* op = e.as<Add>()) {
-      f = ToLinear(op->a);
-      f.Add(ToLinear(op->b), 1);
-    } else if (const auto* op = e.as<Sub>()) {
-      f = ToLinear(op->a);
-      f.Add(ToLinear(op->b), -1);
-    } else if (const auto* op = e.as<Mul>(); op && AsConstInt(op->b)) {
-      f.Add(ToLinear(op->a), *AsConstInt(op->b));
-    } else if (const auto* op = e.as<Mul>(); op && AsConstInt(op->a)) {
-      f.Add(ToLinear(op->b), *AsConstInt(op->a));
-    } else {
-      f.AddTerm(e, 1);
-    }
+    Linearize(e, 1, [&f](const Expr& term, int64_t scale) {
+      if (const int64_t* c = AsConstInt(term)) {
+        f.constant += scale * *c;
+      } else {
+        f.AddTerm(term, scale);
+      }
+      return true;
+    });
     return f;
   }
 

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "tunefarm/compiler/ir/ir_visitor.h"
+#include "tunefarm/compiler/ir/linearize.h"
 #include "tunefarm/compiler/ir/simplify.h"
 
 namespace tunefarm::sched {
@@ -89,41 +90,22 @@ class NodeReplacer : public IRMutator {
 };
 
 // Splits an integer expression into sum(coef * var) over `varying` variables
-// plus a symbolic rest that does not mention them.
-bool Linearize(const Expr& e, const std::map<const Variable*, int64_t>& varying,
-               std::map<const Variable*, int64_t>* coefs, Expr* rest, int64_t scale) {
-  auto add_rest = [&](const Expr& term) {
+// plus a symbolic rest that does not mention them (linearize.h).
+bool SplitVarying(const Expr& e, const std::map<const Variable*, int64_t>& varying,
+                  std::map<const Variable*, int64_t>* coefs, Expr* rest) {
+  return Linearize(e, 1, [&](const Expr& term, int64_t scale) {
+    if (const auto* v = term.as<Variable>(); v && varying.count(v)) {
+      (*coefs)[v] += scale;
+      return true;
+    }
+    // Any other term must not depend on the varying variables.
+    for (const auto& [v, extent] : varying) {
+      if (UsesVar(term, v)) return false;
+    }
     Expr t = scale == 1 ? term : Mul::Make(term, IntImm::Make(term.dtype(), scale));
     *rest = rest->defined() ? Add::Make(*rest, t) : t;
-  };
-  if (const auto* v = e.as<Variable>()) {
-    if (varying.count(v)) {
-      (*coefs)[v] += scale;
-    } else {
-      add_rest(e);
-    }
     return true;
-  }
-  if (AsConstInt(e)) {
-    add_rest(e);
-    return true;
-  }
-  if (const auto* op = e.as<Add>()) {
-    return Linearize(op->a, varying, coefs, rest, scale) && Linearize(op->b, varying, coefs, rest, scale);
-  }
-  if (const auto* op = e.as<Sub>()) {
-    return Linearize(op->a, varying, coefs, rest, scale) && Linearize(op->b, varying, coefs, rest, -scale);
-  }
-  if (const auto* op = e.as<Mul>()) {
-    if (const int64_t* c = AsConstInt(op->b)) return Linearize(op->a, varying, coefs, rest, scale * *c);
-    if (const int64_t* c = AsConstInt(op->a)) return Linearize(op->b, varying, coefs, rest, scale * *c);
-  }
-  // Any other expression must not depend on the varying variables.
-  for (const auto& [v, extent] : varying) {
-    if (UsesVar(e, v)) return false;
-  }
-  add_rest(e);
-  return true;
+  });
 }
 
 }  // namespace
@@ -230,7 +212,7 @@ Result<Region> AccessRegion(const std::vector<Expr>& indices, const std::map<con
   for (const Expr& index : indices) {
     std::map<const Variable*, int64_t> coefs;
     Expr rest;
-    if (!Linearize(Simplify(index, ranges), varying, &coefs, &rest, 1)) {
+    if (!SplitVarying(Simplify(index, ranges), varying, &coefs, &rest)) {
       return Status::InvalidArgument("index " + std::to_string(region.size()) +
                                      " is not an affine function of the loops it varies over");
     }
