@@ -14,6 +14,7 @@
 
 #include "tunefarm/compiler/target.h"
 #include "tunefarm/compiler/codegen/llvm/toolchain.h"
+#include "tunefarm/compiler/schedule/trace_instructions.h"
 #include "tunefarm/compiler/workload/workload_parser.h"
 #include "tunefarm/costmodel/cost_model.h"
 #include "tunefarm/database/database.h"
@@ -282,7 +283,8 @@ void JobManager::RunJob(std::shared_ptr<Job> job) {
       // While a fleet is upgraded, some workers of the key may be older: the
       // search keeps to what every one of them replays.
       options.replayable_instructions = fleet_->CommonInstructions(job->spec.device_key);
-      if (options.replayable_instructions && !options.replayable_instructions->count("pad_input")) {
+      if (options.replayable_instructions &&
+          !options.replayable_instructions->count(InstructionName(InstructionKind::kPadInput))) {
         spdlog::warn("jobs: {}: a worker of device key {} runs an older tunefarm that cannot replay pad_input: "
                      "inputs are not padded in this job's kernels (upgrade the key's workers to search with padding)",
                      id, job->spec.device_key);

@@ -57,7 +57,7 @@ std::vector<size_t> EvolutionarySearch::MutationOrder(const Trace& trace, const 
   // (docs/tuning-benchmarks.md, mutation). A weighted order without
   // replacement (keys u^(1/w), compared as log(u)/w), so a decision that
   // cannot step hands its turn to the next.
-  auto is_tile = [&](size_t index) { return trace.instructions()[index].name == "sample_perfect_tile"; };
+  auto is_tile = [&](size_t index) { return trace.instructions()[index].kind == InstructionKind::kSamplePerfectTile; };
   const double tiles = double(std::count_if(decisions.begin(), decisions.end(), is_tile));
   const double others = double(decisions.size()) - tiles;
   std::uniform_real_distribution<double> unit(std::numeric_limits<double>::min(), 1.0);
@@ -93,7 +93,7 @@ Result<Candidate> EvolutionarySearch::Mutate(const Candidate& parent) {
   for (size_t k : order) {
     const Instruction& inst = parent.trace.instructions()[decisions[k]];
     std::vector<int64_t> changed;  // empty: drawn anew (compute locations)
-    if (inst.name != "sample_compute_location") {
+    if (inst.kind != InstructionKind::kSampleComputeLocation) {
       std::optional<std::vector<int64_t>> neighbour = NeighbourDecision(inst, rng_);
       if (!neighbour) continue;
       changed = std::move(*neighbour);

@@ -88,12 +88,12 @@ std::optional<std::vector<int64_t>> OtherCandidate(const Instruction& inst, std:
 
 std::optional<std::vector<int64_t>> NeighbourDecision(const Instruction& inst, std::mt19937_64& rng) {
   if (!inst.has_decision) return std::nullopt;
-  if (inst.name == "sample_perfect_tile") {
+  if (inst.kind == InstructionKind::kSamplePerfectTile) {
     std::optional<int64_t> max_innermost = IntArg(inst, "max_innermost");
     if (!max_innermost) return std::nullopt;
     return MoveTileFactor(inst.decision, *max_innermost, rng);
   }
-  if (inst.name == "sample_categorical") return OtherCandidate(inst, rng);
+  if (inst.kind == InstructionKind::kSampleCategorical) return OtherCandidate(inst, rng);
   return std::nullopt;
 }
 

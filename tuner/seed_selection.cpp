@@ -12,7 +12,7 @@ std::vector<std::string> ChoiceKeys(const Trace& trace) {
   std::vector<std::string> keys;
   for (size_t index : trace.DecisionIndices()) {
     const Instruction& inst = trace.instructions()[index];
-    if (inst.name != "sample_categorical" || inst.decision.size() != 1) continue;
+    if (inst.kind != InstructionKind::kSampleCategorical || inst.decision.size() != 1) continue;
     Instruction bare = inst;
     bare.decision.clear();
     bare.has_decision = false;

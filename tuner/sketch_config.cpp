@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <set>
 
+#include "tunefarm/compiler/schedule/trace_instructions.h"
 #include "tunefarm/tuner/sketch.h"
 
 namespace tunefarm::tuner {
@@ -93,7 +94,7 @@ Result<std::unique_ptr<SketchPolicy>> MakeSketchPolicy(const Target& target, con
   }
   // Every other rule writes instructions that workers have replayed from the
   // first version on; the padding rule came later.
-  if (replayable && !replayable->count("pad_input")) config.pad_inputs = false;
+  if (replayable && !replayable->count(InstructionName(InstructionKind::kPadInput))) config.pad_inputs = false;
   return MakeCpuSketchPolicy(std::move(config));
 }
 

@@ -77,7 +77,7 @@ Result<BlockRV> Schedule::GetBlock(const std::string& name) {
     return Status::InvalidArgument("no block named '" + name + "' (blocks: " + known + ")");
   }
   BlockRV rv = NewBlockRV(name);
-  Record({"get_block", {TraceArg::Str(name)}, {Name(rv)}, {}, false});
+  Record({InstructionKind::kGetBlock, {TraceArg::Str(name)}, {Name(rv)}});
   return rv;
 }
 
@@ -85,7 +85,7 @@ Result<std::vector<LoopRV>> Schedule::GetLoops(BlockRV block) {
   TF_ASSIGN_OR_RETURN(std::string name, ResolveBlock(block));
   const Block* b = sched::FindBlock(func_.body, name);
   std::vector<LoopRV> out;
-  Instruction inst{"get_loops", {TraceArg::Ref(Name(block))}, {}, {}, false};
+  Instruction inst{InstructionKind::kGetLoops, {TraceArg::Ref(Name(block))}, {}, {}, false};
   for (const For* f : sched::LoopsAbove(func_.body, b)) {
     out.push_back(NewLoopRV(f->loop_var));
     inst.outputs.push_back(Name(out.back()));
@@ -157,7 +157,7 @@ Result<std::vector<LoopRV>> Schedule::Split(LoopRV loop, const std::vector<Facto
   SetBody(sched::ReplaceNode(func_.body, f, body));
 
   std::vector<LoopRV> out;
-  Instruction inst{"split", {TraceArg::Ref(Name(loop))}, {}, {}, false};
+  Instruction inst{InstructionKind::kSplit, {TraceArg::Ref(Name(loop))}, {}, {}, false};
   std::vector<TraceArg> factor_args;
   for (const Factor& fa : factors) {
     factor_args.push_back(fa.rv >= 0 ? TraceArg::Ref(Name(ValueRV{fa.rv})) : TraceArg::Int(fa.literal));
@@ -236,7 +236,7 @@ Status Schedule::Reorder(const std::vector<LoopRV>& order) {
   // Loop extents here are constants, so moving a loop never moves a use of a
   // variable above its definition.
   SetBody(sched::ReplaceNode(func_.body, outer, Rebuild(reordered, chain.back()->body)));
-  Instruction inst{"reorder", {}, {}, {}, false};
+  Instruction inst{InstructionKind::kReorder, {}, {}, {}, false};
   for (LoopRV rv : order) inst.args.push_back(TraceArg::Ref(Name(rv)));
   Record(std::move(inst));
   return Status::OK();
@@ -279,22 +279,24 @@ Result<LoopRV> Schedule::Fuse(const std::vector<LoopRV>& loops) {
   Stmt body = Substitute(fs.back()->body, vmap);
   SetBody(sched::ReplaceNode(func_.body, fs.front(), For::Make(fused, Expr(int64_t(0)), Expr(total), ForKind::kSerial, body)));
   LoopRV out = NewLoopRV(fused);
-  Instruction inst{"fuse", {}, {Name(out)}, {}, false};
+  Instruction inst{InstructionKind::kFuse, {}, {Name(out)}, {}, false};
   for (LoopRV rv : loops) inst.args.push_back(TraceArg::Ref(Name(rv)));
   Record(std::move(inst));
   return out;
 }
 
 namespace {
+// Sets the loop kind; `instruction` (the primitive) names itself in errors.
 Status SetKind(Schedule& sch, PrimFunc& func, const Var& v, ForKind kind, const std::string& tag,
-               const char* primitive) {
+               InstructionKind instruction) {
+  const std::string primitive = InstructionName(instruction);
   const For* f = FindLoop(func.body, v.get());
   if (kind != ForKind::kUnrolled && kind != ForKind::kThreadBinding && sched::IsReductionLoop(f->body, v.get())) {
-    return Status::InvalidArgument(std::string(primitive) + ": loop " + v.name() +
+    return Status::InvalidArgument(primitive + ": loop " + v.name() +
                                    " carries a reduction; its iterations are not independent");
   }
   if ((kind == ForKind::kVectorized || kind == ForKind::kUnrolled) && !AsConstInt(f->extent)) {
-    return Status::InvalidArgument(std::string(primitive) + ": loop " + v.name() + " needs a constant extent");
+    return Status::InvalidArgument(primitive + ": loop " + v.name() + " needs a constant extent");
   }
   if (kind == ForKind::kVectorized && *AsConstInt(f->extent) > 1024) {
     return Status::InvalidArgument("vectorize: loop " + v.name() + " has " + std::to_string(*AsConstInt(f->extent)) +
@@ -307,22 +309,22 @@ Status SetKind(Schedule& sch, PrimFunc& func, const Var& v, ForKind kind, const 
 
 Status Schedule::Parallel(LoopRV loop) {
   TF_ASSIGN_OR_RETURN(Var v, ResolveLoop(loop));
-  TF_RETURN_IF_ERROR(SetKind(*this, func_, v, ForKind::kParallel, "", "parallel"));
-  Record({"parallel", {TraceArg::Ref(Name(loop))}, {}, {}, false});
+  TF_RETURN_IF_ERROR(SetKind(*this, func_, v, ForKind::kParallel, "", InstructionKind::kParallel));
+  Record({InstructionKind::kParallel, {TraceArg::Ref(Name(loop))}});
   return Status::OK();
 }
 
 Status Schedule::Vectorize(LoopRV loop) {
   TF_ASSIGN_OR_RETURN(Var v, ResolveLoop(loop));
-  TF_RETURN_IF_ERROR(SetKind(*this, func_, v, ForKind::kVectorized, "", "vectorize"));
-  Record({"vectorize", {TraceArg::Ref(Name(loop))}, {}, {}, false});
+  TF_RETURN_IF_ERROR(SetKind(*this, func_, v, ForKind::kVectorized, "", InstructionKind::kVectorize));
+  Record({InstructionKind::kVectorize, {TraceArg::Ref(Name(loop))}});
   return Status::OK();
 }
 
 Status Schedule::Unroll(LoopRV loop) {
   TF_ASSIGN_OR_RETURN(Var v, ResolveLoop(loop));
-  TF_RETURN_IF_ERROR(SetKind(*this, func_, v, ForKind::kUnrolled, "", "unroll"));
-  Record({"unroll", {TraceArg::Ref(Name(loop))}, {}, {}, false});
+  TF_RETURN_IF_ERROR(SetKind(*this, func_, v, ForKind::kUnrolled, "", InstructionKind::kUnroll));
+  Record({InstructionKind::kUnroll, {TraceArg::Ref(Name(loop))}});
   return Status::OK();
 }
 
@@ -334,8 +336,8 @@ Status Schedule::Bind(LoopRV loop, const std::string& thread_tag) {
                                    "' (expected blockIdx.x/y/z, threadIdx.x/y/z or vthread)");
   }
   TF_ASSIGN_OR_RETURN(Var v, ResolveLoop(loop));
-  TF_RETURN_IF_ERROR(SetKind(*this, func_, v, ForKind::kThreadBinding, thread_tag, "bind"));
-  Record({"bind", {TraceArg::Ref(Name(loop)), TraceArg::Str(thread_tag)}, {}, {}, false});
+  TF_RETURN_IF_ERROR(SetKind(*this, func_, v, ForKind::kThreadBinding, thread_tag, InstructionKind::kBind));
+  Record({InstructionKind::kBind, {TraceArg::Ref(Name(loop)), TraceArg::Str(thread_tag)}});
   return Status::OK();
 }
 
@@ -348,7 +350,7 @@ Status Schedule::Annotate(LoopRV loop, const std::string& key, int64_t value) {
   auto annotations = f->annotations;
   annotations[key] = value;
   SetBody(sched::ReplaceNode(func_.body, f, For::Make(f->loop_var, f->min, f->extent, f->kind, f->body, f->thread_tag, annotations)));
-  Record({"annotate", {TraceArg::Ref(Name(loop)), TraceArg::Str(key), TraceArg::Int(value)}, {}, {}, false});
+  Record({InstructionKind::kAnnotate, {TraceArg::Ref(Name(loop)), TraceArg::Str(key), TraceArg::Int(value)}});
   return Status::OK();
 }
 

@@ -58,8 +58,9 @@ Result<BlockRV> Schedule::CacheRead(BlockRV block_rv, int read_index, MemoryScop
   Stmt replacement = Allocate::Make(cache, SeqStmt::Make({CopyNest(copy_name, src, cache), rewritten}));
   SetBody(sched::ReplaceNode(func_.body, nest, replacement));
   BlockRV out = NewBlockRV(copy_name);
-  Record({"cache_read", {TraceArg::Ref(Name(block_rv)), TraceArg::Int(read_index), TraceArg::Str(MemoryScopeName(scope))},
-          {Name(out)}, {}, false});
+  Record({InstructionKind::kCacheRead,
+          {TraceArg::Ref(Name(block_rv)), TraceArg::Int(read_index), TraceArg::Str(MemoryScopeName(scope))},
+          {Name(out)}});
   return out;
 }
 
@@ -84,7 +85,8 @@ Result<BlockRV> Schedule::CacheWrite(BlockRV block_rv, MemoryScope scope) {
   Stmt replacement = Allocate::Make(cache, SeqStmt::Make({rewritten, CopyNest(copy_name, cache, dst)}));
   SetBody(sched::ReplaceNode(func_.body, nest, replacement));
   BlockRV out = NewBlockRV(copy_name);
-  Record({"cache_write", {TraceArg::Ref(Name(block_rv)), TraceArg::Str(MemoryScopeName(scope))}, {Name(out)}, {}, false});
+  Record({InstructionKind::kCacheWrite, {TraceArg::Ref(Name(block_rv)), TraceArg::Str(MemoryScopeName(scope))},
+          {Name(out)}});
   return out;
 }
 
@@ -120,8 +122,8 @@ Status Schedule::PackLayout(BlockRV block_rv, int dim, int64_t factor, int outer
     return out;
   };
   SetBody(sched::ReplaceBuffer(func_.body, buffer.get(), packed, remap));
-  Record({"pack_layout", {TraceArg::Ref(Name(block_rv)), TraceArg::Int(dim), TraceArg::Int(factor), TraceArg::Int(outer_position)},
-          {}, {}, false});
+  Record({InstructionKind::kPackLayout,
+          {TraceArg::Ref(Name(block_rv)), TraceArg::Int(dim), TraceArg::Int(factor), TraceArg::Int(outer_position)}});
   return Status::OK();
 }
 

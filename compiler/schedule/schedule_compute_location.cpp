@@ -198,7 +198,7 @@ Stmt DropUnusedAllocate(const Stmt& root, const BufferNode* buffer) {
 Status Schedule::ComputeAt(BlockRV block_rv, LoopRV loop_rv) {
   TF_ASSIGN_OR_RETURN(std::string name, ResolveBlock(block_rv));
   if (IsRootLoop(loop_rv)) {  // a sampled "stay where it is"
-    Record({"compute_at", {TraceArg::Ref(Name(block_rv)), TraceArg::Ref(Name(loop_rv))}, {}, {}, false});
+    Record({InstructionKind::kComputeAt, {TraceArg::Ref(Name(block_rv)), TraceArg::Ref(Name(loop_rv))}});
     return Status::OK();
   }
   TF_ASSIGN_OR_RETURN(Var loop_var, ResolveLoop(loop_rv));
@@ -253,7 +253,7 @@ Status Schedule::ComputeAt(BlockRV block_rv, LoopRV loop_rv) {
   body = CompactBuffer(func_, body, buffer, region, loop_var);
   if (Status scoped = sched::CheckAllocationScopes(func_, body); !scoped.ok()) return fail(scoped.message());
   SetBody(body);
-  Record({"compute_at", {TraceArg::Ref(Name(block_rv)), TraceArg::Ref(Name(loop_rv))}, {}, {}, false});
+  Record({InstructionKind::kComputeAt, {TraceArg::Ref(Name(block_rv)), TraceArg::Ref(Name(loop_rv))}});
   return Status::OK();
 }
 
@@ -346,7 +346,7 @@ Status Schedule::ReverseComputeAt(BlockRV block_rv, LoopRV loop_rv) {
   body = CompactBuffer(func_, body, buffer, *written, loop_var);
   if (Status scoped = sched::CheckAllocationScopes(func_, body); !scoped.ok()) return fail(scoped.message());
   SetBody(body);
-  Record({"reverse_compute_at", {TraceArg::Ref(Name(block_rv)), TraceArg::Ref(Name(loop_rv))}, {}, {}, false});
+  Record({InstructionKind::kReverseComputeAt, {TraceArg::Ref(Name(block_rv)), TraceArg::Ref(Name(loop_rv))}});
   return Status::OK();
 }
 
@@ -388,7 +388,7 @@ Status Schedule::ComputeInline(BlockRV block_rv) {
   body = DropUnusedAllocate(body, buffer);
   if (Status scoped = sched::CheckAllocationScopes(func_, body); !scoped.ok()) return fail(scoped.message());
   SetBody(body);
-  Record({"compute_inline", {TraceArg::Ref(Name(block_rv))}, {}, {}, false});
+  Record({InstructionKind::kComputeInline, {TraceArg::Ref(Name(block_rv))}});
   return Status::OK();
 }
 
@@ -469,7 +469,7 @@ Status Schedule::ReverseComputeInline(BlockRV block_rv) {
   body = DropUnusedAllocate(body, buffer);
   if (Status scoped = sched::CheckAllocationScopes(func_, body); !scoped.ok()) return fail(scoped.message());
   SetBody(body);
-  Record({"reverse_compute_inline", {TraceArg::Ref(Name(block_rv))}, {}, {}, false});
+  Record({InstructionKind::kReverseComputeInline, {TraceArg::Ref(Name(block_rv))}});
   return Status::OK();
 }
 

@@ -217,7 +217,7 @@ Result<BlockRV> Schedule::PadInput(BlockRV block_rv, int read_index) {
   Stmt fill = FillNest(plan.pad->name, plan.src, plan.pad, plan.before);
   SetBody(sched::ReplaceNode(func_.body, nest, Allocate::Make(plan.pad, SeqStmt::Make({fill, rewritten}))));
   BlockRV out = NewBlockRV(plan.pad->name);
-  Record({"pad_input", {TraceArg::Ref(Name(block_rv)), TraceArg::Int(read_index)}, {Name(out)}, {}, false});
+  Record({InstructionKind::kPadInput, {TraceArg::Ref(Name(block_rv)), TraceArg::Int(read_index)}, {Name(out)}});
   return out;
 }
 

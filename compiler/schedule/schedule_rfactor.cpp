@@ -144,7 +144,7 @@ Result<BlockRV> Schedule::RFactor(LoopRV loop_rv, int factor_axis) {
   Stmt body = sched::ReplaceNode(root, nest_root, Allocate::Make(rf, SeqStmt::Make({rf_nest, final_nest})));
   SetBody(body);
   BlockRV out_rv = NewBlockRV(rf_name);
-  Record({"rfactor", {TraceArg::Ref(Name(loop_rv)), TraceArg::Int(factor_axis)}, {Name(out_rv)}, {}, false});
+  Record({InstructionKind::kRFactor, {TraceArg::Ref(Name(loop_rv)), TraceArg::Int(factor_axis)}, {Name(out_rv)}});
   return out_rv;
 }
 
@@ -169,8 +169,8 @@ Status Schedule::StorageAlign(BlockRV block_rv, int axis, int64_t factor, int64_
   shape.back() += pad;
   Buffer padded = MakeBuffer(buffer->name, buffer->dtype, shape, buffer->scope);
   SetBody(sched::ReplaceBuffer(func_.body, buffer.get(), padded));
-  Record({"storage_align", {TraceArg::Ref(Name(block_rv)), TraceArg::Int(axis), TraceArg::Int(factor), TraceArg::Int(offset)},
-          {}, {}, false});
+  Record({InstructionKind::kStorageAlign,
+          {TraceArg::Ref(Name(block_rv)), TraceArg::Int(axis), TraceArg::Int(factor), TraceArg::Int(offset)}});
   return Status::OK();
 }
 
@@ -210,7 +210,7 @@ Result<LoopRV> Schedule::SampleComputeLocation(BlockRV block_rv, std::optional<i
     index = int64_t(rng_() % (candidates.size() + 1)) - 1;
   }
   LoopRV out = index < 0 ? NewLoopRV(Var()) : NewLoopRV(candidates[size_t(index)]->loop_var);
-  Record({"sample_compute_location", {TraceArg::Ref(Name(block_rv))}, {Name(out)}, {index}, true});
+  Record({InstructionKind::kSampleComputeLocation, {TraceArg::Ref(Name(block_rv))}, {Name(out)}, {index}, true});
   return out;
 }
 

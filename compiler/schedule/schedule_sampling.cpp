@@ -77,7 +77,7 @@ Result<std::vector<ValueRV>> Schedule::SamplePerfectTile(LoopRV loop, int n, int
     if (n == 1) factors[0] = extent;
   }
   std::vector<ValueRV> out;
-  Instruction inst{"sample_perfect_tile",
+  Instruction inst{InstructionKind::kSamplePerfectTile,
                    {TraceArg::Ref(Name(loop)), TraceArg::Int(n).Named("n"), TraceArg::Int(max_innermost).Named("max_innermost")},
                    {}, factors, true};
   for (int64_t f : factors) {
@@ -121,7 +121,8 @@ Result<ValueRV> Schedule::SampleCategorical(const std::vector<int64_t>& candidat
   for (int64_t c : candidates) cands.push_back(TraceArg::Int(c));
   // Probabilities are stored in millionths so the trace stays integer text.
   for (double p : probs) ps.push_back(TraceArg::Int(int64_t(p * 1e6 + 0.5)));
-  Record({"sample_categorical", {TraceArg::List(cands), TraceArg::List(ps).Named("probs_micro")}, {Name(out)}, {index}, true});
+  Record({InstructionKind::kSampleCategorical, {TraceArg::List(cands), TraceArg::List(ps).Named("probs_micro")},
+          {Name(out)}, {index}, true});
   return out;
 }
 

@@ -64,6 +64,7 @@ class LineParser {
     while (pos_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '_')) name += s_[pos_++];
     if (name.empty()) return Error("expected an instruction name");
     inst.name = name;
+    inst.kind = ParseInstructionKind(name);  // empty off the list: ApplyTo names the line
     SkipSpace();
     if (!Eat('(')) return Error("expected '(' after " + name);
     SkipSpace();
@@ -205,7 +206,8 @@ std::string Trace::ToText() const {
     os << ")";
     if (inst.has_decision) {
       os << " decision=";
-      if ((inst.name == "sample_categorical" || inst.name == "sample_compute_location") && inst.decision.size() == 1) {
+      // One integer prints bare where the instruction's decision is a scalar.
+      if (inst.kind && DecisionOf(*inst.kind) == InstructionDecision::kScalar && inst.decision.size() == 1) {
         os << inst.decision[0];
       } else {
         os << "[";

@@ -9,176 +9,201 @@
 
 namespace tunefarm {
 
-const std::vector<std::string>& ReplayedInstructionNames() {
-  // Every name TraceReplayer::Apply dispatches on (a test replays each).
-  static const std::vector<std::string> kNames = {
-      "get_block",     "get_loops",       "split",         "reorder",     "fuse",
-      "parallel",      "vectorize",       "unroll",        "bind",        "annotate",
-      "compute_at",    "reverse_compute_at", "compute_inline", "reverse_compute_inline", "cache_read",
-      "cache_write",   "pad_input",       "pack_layout",   "storage_align", "rfactor",
-      "sample_compute_location", "sample_perfect_tile", "sample_categorical"};
-  return kNames;
-}
-
 class TraceReplayer {
  public:
   TraceReplayer(Schedule& sch, const Instruction& inst, size_t index, std::map<std::string, int>& env)
       : sch_(sch), inst_(inst), index_(index), env_(env) {}
 
   Status Apply(const std::vector<int64_t>* decision) {
-    const std::string& n = inst_.name;
-    if (n == "get_block") {
-      TF_ASSIGN_OR_RETURN(std::string name, Str(0));
-      TF_ASSIGN_OR_RETURN(BlockRV b, Wrap(sch_.GetBlock(name)));
-      return Define({b.id});
-    }
-    if (n == "get_loops") {
-      TF_ASSIGN_OR_RETURN(BlockRV b, Block(0));
-      TF_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, Wrap(sch_.GetLoops(b)));
-      if (loops.size() != inst_.outputs.size()) {
-        return Error("the block has " + std::to_string(loops.size()) + " loops here, the trace expects " +
-                     std::to_string(inst_.outputs.size()));
+    if (!inst_.kind) return Error("unknown instruction '" + inst_.name + "'");
+    // One case per listed instruction and no default (-Werror=switch): an
+    // instruction added to TF_TRACE_INSTRUCTIONS without a replay here does
+    // not compile.
+    switch (*inst_.kind) {
+      case InstructionKind::kGetBlock: {
+        TF_ASSIGN_OR_RETURN(std::string name, Str(0));
+        TF_ASSIGN_OR_RETURN(BlockRV b, Wrap(sch_.GetBlock(name)));
+        return Define({b.id});
       }
-      std::vector<int> ids;
-      for (LoopRV l : loops) ids.push_back(l.id);
-      return Define(ids);
-    }
-    if (n == "split") {
-      TF_ASSIGN_OR_RETURN(LoopRV l, Loop(0));
-      TF_RETURN_IF_ERROR(Arity(2));
-      if (inst_.args[1].kind != TraceArg::Kind::kList) return Error("split takes a list of factors");
-      std::vector<Factor> factors;
-      for (const TraceArg& a : inst_.args[1].list) {
-        if (a.kind == TraceArg::Kind::kInt) {
-          factors.emplace_back(a.value);
-        } else if (a.kind == TraceArg::Kind::kRef && a.ref[0] == 'v') {
-          TF_ASSIGN_OR_RETURN(int id, Lookup(a.ref));
-          factors.emplace_back(ValueRV{id});
-        } else {
-          return Error("a split factor is an integer or a sampled value v<N>");
-        }
+      case InstructionKind::kGetLoops: return GetLoops();
+      case InstructionKind::kSplit: return Split();
+      case InstructionKind::kReorder: {
+        TF_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, AllLoops());
+        return Wrap(sch_.Reorder(loops));
       }
-      TF_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, Wrap(sch_.Split(l, factors)));
-      std::vector<int> ids;
-      for (LoopRV x : loops) ids.push_back(x.id);
-      return Define(ids);
-    }
-    if (n == "reorder" || n == "fuse") {
-      std::vector<LoopRV> loops;
-      for (size_t i = 0; i < inst_.args.size(); ++i) {
-        TF_ASSIGN_OR_RETURN(LoopRV l, Loop(i));
-        loops.push_back(l);
+      case InstructionKind::kFuse: {
+        TF_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, AllLoops());
+        TF_ASSIGN_OR_RETURN(LoopRV fused, Wrap(sch_.Fuse(loops)));
+        return Define({fused.id});
       }
-      if (n == "reorder") return Wrap(sch_.Reorder(loops));
-      TF_ASSIGN_OR_RETURN(LoopRV fused, Wrap(sch_.Fuse(loops)));
-      return Define({fused.id});
-    }
-    if (n == "parallel" || n == "vectorize" || n == "unroll") {
-      TF_ASSIGN_OR_RETURN(LoopRV l, Loop(0));
-      if (n == "parallel") return Wrap(sch_.Parallel(l));
-      if (n == "vectorize") return Wrap(sch_.Vectorize(l));
-      return Wrap(sch_.Unroll(l));
-    }
-    if (n == "bind") {
-      TF_ASSIGN_OR_RETURN(LoopRV l, Loop(0));
-      TF_ASSIGN_OR_RETURN(std::string tag, Str(1));
-      return Wrap(sch_.Bind(l, tag));
-    }
-    if (n == "annotate") {
-      TF_ASSIGN_OR_RETURN(LoopRV l, Loop(0));
-      TF_ASSIGN_OR_RETURN(std::string key, Str(1));
-      TF_ASSIGN_OR_RETURN(int64_t value, Int(2));
-      return Wrap(sch_.Annotate(l, key, value));
-    }
-    if (n == "compute_at" || n == "reverse_compute_at") {
-      TF_ASSIGN_OR_RETURN(BlockRV b, Block(0));
-      TF_ASSIGN_OR_RETURN(LoopRV l, Loop(1));
-      return Wrap(n == "compute_at" ? sch_.ComputeAt(b, l) : sch_.ReverseComputeAt(b, l));
-    }
-    if (n == "compute_inline" || n == "reverse_compute_inline") {
-      TF_ASSIGN_OR_RETURN(BlockRV b, Block(0));
-      return Wrap(n == "compute_inline" ? sch_.ComputeInline(b) : sch_.ReverseComputeInline(b));
-    }
-    if (n == "cache_read" || n == "cache_write") {
-      TF_ASSIGN_OR_RETURN(BlockRV b, Block(0));
-      int64_t read_index = 0;
-      size_t scope_arg = 1;
-      if (n == "cache_read") {
-        TF_ASSIGN_OR_RETURN(read_index, Int(1));
-        scope_arg = 2;
+      case InstructionKind::kParallel: {
+        TF_ASSIGN_OR_RETURN(LoopRV l, Loop(0));
+        return Wrap(sch_.Parallel(l));
       }
-      TF_ASSIGN_OR_RETURN(std::string scope_name, Str(scope_arg));
-      ir::MemoryScope scope;
-      if (scope_name == "global") scope = ir::MemoryScope::kGlobal;
-      else if (scope_name == "shared") scope = ir::MemoryScope::kShared;
-      else if (scope_name == "local") scope = ir::MemoryScope::kLocal;
-      else return Error("unknown memory scope '" + scope_name + "' (global, shared or local)");
-      Result<BlockRV> out = n == "cache_read" ? sch_.CacheRead(b, int(read_index), scope) : sch_.CacheWrite(b, scope);
-      TF_ASSIGN_OR_RETURN(BlockRV copy, Wrap(std::move(out)));
-      return Define({copy.id});
-    }
-    if (n == "pad_input") {
-      TF_ASSIGN_OR_RETURN(BlockRV b, Block(0));
-      TF_ASSIGN_OR_RETURN(int64_t read_index, Int(1));
-      TF_ASSIGN_OR_RETURN(BlockRV copy, Wrap(sch_.PadInput(b, int(read_index))));
-      return Define({copy.id});
-    }
-    if (n == "pack_layout") {
-      TF_ASSIGN_OR_RETURN(BlockRV b, Block(0));
-      TF_ASSIGN_OR_RETURN(int64_t dim, Int(1));
-      TF_ASSIGN_OR_RETURN(int64_t factor, Int(2));
-      TF_ASSIGN_OR_RETURN(int64_t outer, Int(3));
-      return Wrap(sch_.PackLayout(b, int(dim), factor, int(outer)));
-    }
-    if (n == "storage_align") {
-      TF_ASSIGN_OR_RETURN(BlockRV b, Block(0));
-      TF_ASSIGN_OR_RETURN(int64_t axis, Int(1));
-      TF_ASSIGN_OR_RETURN(int64_t factor, Int(2));
-      TF_ASSIGN_OR_RETURN(int64_t offset, Int(3));
-      return Wrap(sch_.StorageAlign(b, int(axis), factor, offset));
-    }
-    if (n == "rfactor") {
-      TF_ASSIGN_OR_RETURN(LoopRV l, Loop(0));
-      TF_ASSIGN_OR_RETURN(int64_t axis, Int(1));
-      TF_ASSIGN_OR_RETURN(BlockRV rf, Wrap(sch_.RFactor(l, int(axis))));
-      return Define({rf.id});
-    }
-    if (n == "sample_compute_location") {
-      TF_ASSIGN_OR_RETURN(BlockRV b, Block(0));
-      std::optional<int64_t> d;
-      if (decision && !decision->empty()) d = (*decision)[0];
-      TF_ASSIGN_OR_RETURN(LoopRV l, Wrap(sch_.SampleComputeLocation(b, d)));
-      return Define({l.id});
-    }
-    if (n == "sample_perfect_tile") {
-      TF_ASSIGN_OR_RETURN(LoopRV l, Loop(0));
-      TF_ASSIGN_OR_RETURN(int64_t parts, Int(1));
-      TF_ASSIGN_OR_RETURN(int64_t max_innermost, Int(2));
-      std::optional<std::vector<int64_t>> d;
-      if (decision && !decision->empty()) d = *decision;
-      TF_ASSIGN_OR_RETURN(std::vector<ValueRV> values, Wrap(sch_.SamplePerfectTile(l, int(parts), max_innermost, d)));
-      std::vector<int> ids;
-      for (ValueRV v : values) ids.push_back(v.id);
-      return Define(ids);
-    }
-    if (n == "sample_categorical") {
-      TF_RETURN_IF_ERROR(Arity(2));
-      if (inst_.args[0].kind != TraceArg::Kind::kList || inst_.args[1].kind != TraceArg::Kind::kList) {
-        return Error("sample_categorical takes a list of candidates and a list of probabilities");
+      case InstructionKind::kVectorize: {
+        TF_ASSIGN_OR_RETURN(LoopRV l, Loop(0));
+        return Wrap(sch_.Vectorize(l));
       }
-      std::vector<int64_t> candidates;
-      std::vector<double> probs;
-      for (const TraceArg& a : inst_.args[0].list) candidates.push_back(a.value);
-      for (const TraceArg& a : inst_.args[1].list) probs.push_back(double(a.value) / 1e6);
-      std::optional<int64_t> d;
-      if (decision && !decision->empty()) d = (*decision)[0];
-      TF_ASSIGN_OR_RETURN(ValueRV v, Wrap(sch_.SampleCategorical(candidates, probs, d)));
-      return Define({v.id});
+      case InstructionKind::kUnroll: {
+        TF_ASSIGN_OR_RETURN(LoopRV l, Loop(0));
+        return Wrap(sch_.Unroll(l));
+      }
+      case InstructionKind::kBind: {
+        TF_ASSIGN_OR_RETURN(LoopRV l, Loop(0));
+        TF_ASSIGN_OR_RETURN(std::string tag, Str(1));
+        return Wrap(sch_.Bind(l, tag));
+      }
+      case InstructionKind::kAnnotate: {
+        TF_ASSIGN_OR_RETURN(LoopRV l, Loop(0));
+        TF_ASSIGN_OR_RETURN(std::string key, Str(1));
+        TF_ASSIGN_OR_RETURN(int64_t value, Int(2));
+        return Wrap(sch_.Annotate(l, key, value));
+      }
+      case InstructionKind::kComputeAt: {
+        TF_ASSIGN_OR_RETURN(BlockRV b, Block(0));
+        TF_ASSIGN_OR_RETURN(LoopRV l, Loop(1));
+        return Wrap(sch_.ComputeAt(b, l));
+      }
+      case InstructionKind::kReverseComputeAt: {
+        TF_ASSIGN_OR_RETURN(BlockRV b, Block(0));
+        TF_ASSIGN_OR_RETURN(LoopRV l, Loop(1));
+        return Wrap(sch_.ReverseComputeAt(b, l));
+      }
+      case InstructionKind::kComputeInline: {
+        TF_ASSIGN_OR_RETURN(BlockRV b, Block(0));
+        return Wrap(sch_.ComputeInline(b));
+      }
+      case InstructionKind::kReverseComputeInline: {
+        TF_ASSIGN_OR_RETURN(BlockRV b, Block(0));
+        return Wrap(sch_.ReverseComputeInline(b));
+      }
+      case InstructionKind::kCacheRead: {
+        TF_ASSIGN_OR_RETURN(BlockRV b, Block(0));
+        TF_ASSIGN_OR_RETURN(int64_t read_index, Int(1));
+        TF_ASSIGN_OR_RETURN(ir::MemoryScope scope, Scope(2));
+        TF_ASSIGN_OR_RETURN(BlockRV copy, Wrap(sch_.CacheRead(b, int(read_index), scope)));
+        return Define({copy.id});
+      }
+      case InstructionKind::kCacheWrite: {
+        TF_ASSIGN_OR_RETURN(BlockRV b, Block(0));
+        TF_ASSIGN_OR_RETURN(ir::MemoryScope scope, Scope(1));
+        TF_ASSIGN_OR_RETURN(BlockRV copy, Wrap(sch_.CacheWrite(b, scope)));
+        return Define({copy.id});
+      }
+      case InstructionKind::kPadInput: {
+        TF_ASSIGN_OR_RETURN(BlockRV b, Block(0));
+        TF_ASSIGN_OR_RETURN(int64_t read_index, Int(1));
+        TF_ASSIGN_OR_RETURN(BlockRV copy, Wrap(sch_.PadInput(b, int(read_index))));
+        return Define({copy.id});
+      }
+      case InstructionKind::kPackLayout: {
+        TF_ASSIGN_OR_RETURN(BlockRV b, Block(0));
+        TF_ASSIGN_OR_RETURN(int64_t dim, Int(1));
+        TF_ASSIGN_OR_RETURN(int64_t factor, Int(2));
+        TF_ASSIGN_OR_RETURN(int64_t outer, Int(3));
+        return Wrap(sch_.PackLayout(b, int(dim), factor, int(outer)));
+      }
+      case InstructionKind::kStorageAlign: {
+        TF_ASSIGN_OR_RETURN(BlockRV b, Block(0));
+        TF_ASSIGN_OR_RETURN(int64_t axis, Int(1));
+        TF_ASSIGN_OR_RETURN(int64_t factor, Int(2));
+        TF_ASSIGN_OR_RETURN(int64_t offset, Int(3));
+        return Wrap(sch_.StorageAlign(b, int(axis), factor, offset));
+      }
+      case InstructionKind::kRFactor: {
+        TF_ASSIGN_OR_RETURN(LoopRV l, Loop(0));
+        TF_ASSIGN_OR_RETURN(int64_t axis, Int(1));
+        TF_ASSIGN_OR_RETURN(BlockRV rf, Wrap(sch_.RFactor(l, int(axis))));
+        return Define({rf.id});
+      }
+      case InstructionKind::kSampleComputeLocation: {
+        TF_ASSIGN_OR_RETURN(BlockRV b, Block(0));
+        std::optional<int64_t> d;
+        if (decision && !decision->empty()) d = (*decision)[0];
+        TF_ASSIGN_OR_RETURN(LoopRV l, Wrap(sch_.SampleComputeLocation(b, d)));
+        return Define({l.id});
+      }
+      case InstructionKind::kSamplePerfectTile: return SamplePerfectTile(decision);
+      case InstructionKind::kSampleCategorical: return SampleCategorical(decision);
     }
-    return Error("unknown instruction '" + n + "'");
+    return Error("unknown instruction '" + inst_.name + "'");  // not reached: every kind has a case
   }
 
  private:
+  Status GetLoops() {
+    TF_ASSIGN_OR_RETURN(BlockRV b, Block(0));
+    TF_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, Wrap(sch_.GetLoops(b)));
+    if (loops.size() != inst_.outputs.size()) {
+      return Error("the block has " + std::to_string(loops.size()) + " loops here, the trace expects " +
+                   std::to_string(inst_.outputs.size()));
+    }
+    std::vector<int> ids;
+    for (LoopRV l : loops) ids.push_back(l.id);
+    return Define(ids);
+  }
+  Status Split() {
+    TF_ASSIGN_OR_RETURN(LoopRV l, Loop(0));
+    TF_RETURN_IF_ERROR(Arity(2));
+    if (inst_.args[1].kind != TraceArg::Kind::kList) return Error("split takes a list of factors");
+    std::vector<Factor> factors;
+    for (const TraceArg& a : inst_.args[1].list) {
+      if (a.kind == TraceArg::Kind::kInt) {
+        factors.emplace_back(a.value);
+      } else if (a.kind == TraceArg::Kind::kRef && a.ref[0] == 'v') {
+        TF_ASSIGN_OR_RETURN(int id, Lookup(a.ref));
+        factors.emplace_back(ValueRV{id});
+      } else {
+        return Error("a split factor is an integer or a sampled value v<N>");
+      }
+    }
+    TF_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, Wrap(sch_.Split(l, factors)));
+    std::vector<int> ids;
+    for (LoopRV x : loops) ids.push_back(x.id);
+    return Define(ids);
+  }
+  Status SamplePerfectTile(const std::vector<int64_t>* decision) {
+    TF_ASSIGN_OR_RETURN(LoopRV l, Loop(0));
+    TF_ASSIGN_OR_RETURN(int64_t parts, Int(1));
+    TF_ASSIGN_OR_RETURN(int64_t max_innermost, Int(2));
+    std::optional<std::vector<int64_t>> d;
+    if (decision && !decision->empty()) d = *decision;
+    TF_ASSIGN_OR_RETURN(std::vector<ValueRV> values, Wrap(sch_.SamplePerfectTile(l, int(parts), max_innermost, d)));
+    std::vector<int> ids;
+    for (ValueRV v : values) ids.push_back(v.id);
+    return Define(ids);
+  }
+  Status SampleCategorical(const std::vector<int64_t>* decision) {
+    TF_RETURN_IF_ERROR(Arity(2));
+    if (inst_.args[0].kind != TraceArg::Kind::kList || inst_.args[1].kind != TraceArg::Kind::kList) {
+      return Error("sample_categorical takes a list of candidates and a list of probabilities");
+    }
+    std::vector<int64_t> candidates;
+    std::vector<double> probs;
+    for (const TraceArg& a : inst_.args[0].list) candidates.push_back(a.value);
+    for (const TraceArg& a : inst_.args[1].list) probs.push_back(double(a.value) / 1e6);
+    std::optional<int64_t> d;
+    if (decision && !decision->empty()) d = (*decision)[0];
+    TF_ASSIGN_OR_RETURN(ValueRV v, Wrap(sch_.SampleCategorical(candidates, probs, d)));
+    return Define({v.id});
+  }
+
+  // Every argument a loop (reorder, fuse).
+  Result<std::vector<LoopRV>> AllLoops() const {
+    std::vector<LoopRV> loops;
+    for (size_t i = 0; i < inst_.args.size(); ++i) {
+      TF_ASSIGN_OR_RETURN(LoopRV l, Loop(i));
+      loops.push_back(l);
+    }
+    return loops;
+  }
+  Result<ir::MemoryScope> Scope(size_t i) const {
+    TF_ASSIGN_OR_RETURN(std::string scope_name, Str(i));
+    if (scope_name == "global") return ir::MemoryScope::kGlobal;
+    if (scope_name == "shared") return ir::MemoryScope::kShared;
+    if (scope_name == "local") return ir::MemoryScope::kLocal;
+    return Error("unknown memory scope '" + scope_name + "' (global, shared or local)");
+  }
+
   Status Error(const std::string& what) const {
     // Parsed traces know their lines; in-memory ones count from the header.
     int line = inst_.source_line > 0 ? inst_.source_line : int(index_) + 2;

@@ -11,6 +11,9 @@
 //   l6, l7 = split(l1, [v4, v5])
 //   parallel(l6)
 //
+// The instructions and their names are listed once, in trace_instructions.h
+// (which also declares ReplayedInstructionNames).
+//
 // Replaying on the same workload gives the same program; replaying with other
 // decisions gives another program with the same steps (the search's mutation
 // re-runs its sketch instead: Schedule::SetDecisionHints).
@@ -18,12 +21,14 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
 
 #include "tunefarm/common/status.h"
+#include "tunefarm/compiler/schedule/trace_instructions.h"
 
 namespace tunefarm {
 
@@ -47,14 +52,33 @@ struct TraceArg {
   friend bool operator==(const TraceArg&, const TraceArg&) = default;
 };
 
+// One recorded step. `name` is what the text form prints and parses; `kind`
+// is the listed instruction it names (trace_instructions.h), which in-process
+// code compares. Both are set together by the constructors and by
+// Trace::Parse; `kind` is empty only for a parsed name off the list, which
+// Trace::ApplyTo rejects.
 struct Instruction {
-  std::string name;                 // "split", "sample_perfect_tile", ...
+  Instruction() = default;
+  // Recording: the name is the kind's.
+  Instruction(InstructionKind k, std::vector<TraceArg> a, std::vector<std::string> outs = {},
+              std::vector<int64_t> d = {}, bool has_d = false)
+      : name(InstructionName(k)), kind(k), args(std::move(a)), outputs(std::move(outs)), decision(std::move(d)),
+        has_decision(has_d) {}
+  // By text name (tests, hand-written traces): the kind is the name's, if listed.
+  Instruction(std::string n, std::vector<TraceArg> a, std::vector<std::string> outs, std::vector<int64_t> d,
+              bool has_d)
+      : name(std::move(n)), kind(ParseInstructionKind(name)), args(std::move(a)), outputs(std::move(outs)),
+        decision(std::move(d)), has_decision(has_d) {}
+
+  std::string name;                    // "split", "sample_perfect_tile", ...
+  std::optional<InstructionKind> kind;  // InstructionKind::kSplit, ...; empty for a name off the list
   std::vector<TraceArg> args;
   std::vector<std::string> outputs;  // names of the handles/values it defines
   std::vector<int64_t> decision;     // sampling instructions only
   bool has_decision = false;
   int source_line = 0;  // 1-based line in the text it was parsed from; 0 when built in memory
-  // Equal content; where an instruction came from does not count.
+  // Equal content; where an instruction came from does not count (the kind
+  // follows from the name).
   friend bool operator==(const Instruction& a, const Instruction& b) {
     return a.name == b.name && a.args == b.args && a.outputs == b.outputs && a.decision == b.decision &&
            a.has_decision == b.has_decision;
@@ -89,11 +113,6 @@ class Trace {
  private:
   std::vector<Instruction> instructions_;
 };
-
-// The instruction names Trace::ApplyTo replays. A measurement worker reports
-// them when it joins a tuner daemon, so that a candidate goes only to workers
-// that can replay its trace (fleet.proto, Register.trace_instructions).
-const std::vector<std::string>& ReplayedInstructionNames();
 
 // Whether trace text holds an instruction or header, not only comments and
 // blank lines. A comment-only text (a test-fault line, say) means the default
