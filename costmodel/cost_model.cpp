@@ -19,6 +19,25 @@ MeasuredCandidate MeasuredCandidate::FromLowered(std::string workload_key, const
   return c;
 }
 
+MeasuredCandidate MeasuredCandidate::FromFeatures(std::string workload_key, FeatureVector features, double seconds,
+                                                  bool failed) {
+  MeasuredCandidate c;
+  c.workload_key = std::move(workload_key);
+  c.features = std::move(features);
+  c.seconds = seconds;
+  c.failed = failed;
+  return c;
+}
+
+// ---------------------------------------------------------------- CostModel
+
+Result<std::vector<double>> CostModel::PredictCached(const std::vector<CachedProgram>& programs) {
+  std::vector<const ir::PrimFunc*> lowered;
+  lowered.reserve(programs.size());
+  for (const CachedProgram& p : programs) lowered.push_back(p.lowered);
+  return Predict(lowered);
+}
+
 // ------------------------------------------------------------------ Dataset
 
 Status Dataset::Add(const MeasuredCandidate& c) {
@@ -190,20 +209,36 @@ Result<std::vector<double>> XGBoostCostModel::PredictFeatures(const FeatureMatri
 
 Result<std::vector<double>> XGBoostCostModel::Predict(const std::vector<const ir::PrimFunc*>& lowered) {
   if (!model_.trained()) return std::vector<double>(lowered.size(), 0.0);
-  // Extracts and predicts a chunk of rows at a time: a chunk's features
+  return PredictRows(lowered.size(), [&](size_t i, float* row) { ExtractFeatures(*lowered[i], row); });
+}
+
+Result<std::vector<double>> XGBoostCostModel::PredictCached(const std::vector<CachedProgram>& programs) {
+  // Before the first training every score is 0: nothing to extract yet.
+  if (!model_.trained()) return std::vector<double>(programs.size(), 0.0);
+  return PredictRows(programs.size(), [&](size_t i, float* row) {
+    const CachedProgram& p = programs[i];
+    if (!p.features) {
+      ExtractFeatures(*p.lowered, row);
+      return;
+    }
+    const FeatureVector& f = p.features->Get(*p.lowered);
+    std::copy(f.begin(), f.end(), row);
+  });
+}
+
+Result<std::vector<double>> XGBoostCostModel::PredictRows(size_t n, const std::function<void(size_t, float*)>& fill) {
+  // Fills and predicts a chunk of rows at a time: a chunk's features
   // (64 x 2.4 KB) are still in L2 when the trees read them, where a whole
   // batch's matrix (2.4 MB for 1,000 candidates) has left it.
   constexpr size_t kChunk = 64;
-  scratch_.resize(static_cast<Eigen::Index>(std::min(kChunk, lowered.size())), kNumFeatures);
-  std::vector<double> scores(lowered.size());
+  scratch_.resize(static_cast<Eigen::Index>(std::min(kChunk, n)), kNumFeatures);
+  std::vector<double> scores(n);
   std::array<float, kChunk> out{};
-  for (size_t begin = 0; begin < lowered.size(); begin += kChunk) {
-    const size_t n = std::min(kChunk, lowered.size() - begin);
-    for (size_t i = 0; i < n; ++i) {
-      ExtractFeatures(*lowered[begin + i], scratch_.row(static_cast<Eigen::Index>(i)).data());
-    }
-    TF_RETURN_IF_ERROR(model_.Predict(scratch_.data(), n, kNumFeatures, out.data()));
-    std::copy(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(n), scores.begin() + static_cast<std::ptrdiff_t>(begin));
+  for (size_t begin = 0; begin < n; begin += kChunk) {
+    const size_t rows = std::min(kChunk, n - begin);
+    for (size_t i = 0; i < rows; ++i) fill(begin + i, scratch_.row(static_cast<Eigen::Index>(i)).data());
+    TF_RETURN_IF_ERROR(model_.Predict(scratch_.data(), rows, kNumFeatures, out.data()));
+    std::copy(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(rows), scores.begin() + static_cast<std::ptrdiff_t>(begin));
   }
   return scores;
 }

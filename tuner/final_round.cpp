@@ -45,22 +45,16 @@ std::optional<ClosingPlan> PlanOf(const TuneOptions& o) {
 
 using TimesEntry = std::pair<const std::string, TraceTimes>;
 
-int RecordsOf(const std::map<std::string, int>& records, const std::string& text) {
-  auto it = records.find(text);
-  return it == records.end() ? 0 : it->second;
-}
-
 // The task's `n` fastest traces, as the log ranks them (the lowest mean, ties
 // to the older fastest record), that still owe the final round measurements:
 // never one with a wrong result, nor the untuned default, whose one run can
 // take seconds, nor one this run's final round measured already.
-std::vector<const TimesEntry*> FastestOwing(const TraceTimesMap& times, const std::map<std::string, int>& records,
-                                            const std::set<std::string>& tried, const ClosingPlan& o) {
-  std::vector<const TimesEntry*> ranked;
-  for (const TimesEntry& entry : times) {
+std::vector<TimesEntry*> FastestOwing(TraceTimesMap& times, const ClosingPlan& o) {
+  std::vector<TimesEntry*> ranked;
+  for (TimesEntry& entry : times) {
     const TraceTimes& t = entry.second;
-    if (t.wrong || t.count == 0 || t.trace.size() == 0 || tried.count(entry.first)) continue;
-    if (RecordsOf(records, entry.first) >= o.measurements) continue;
+    if (t.wrong || t.count == 0 || t.trace.size() == 0 || t.final_tried) continue;
+    if (t.records >= o.measurements) continue;
     ranked.push_back(&entry);
   }
   auto faster = [](const TimesEntry* a, const TimesEntry* b) {
@@ -109,14 +103,14 @@ Status TuningLoop::RunFinalRound(const std::atomic<bool>& stop,
       if (left <= 0) return Status::OK();  // a log at its budget: the final round is part of it
       TaskState& state = *states_[i];
       std::vector<std::pair<Candidate, int>> finalists;  // (program, measurements owed)
-      for (const TimesEntry* entry : FastestOwing(state.times, state.records, state.final_tried, *plan)) {
-        state.final_tried.insert(entry->first);
-        // A record whose text is not the replayed trace's canonical form
-        // (imported, written by hand) is left alone: its new records would be
-        // another trace to the log.
-        auto replayed = state.search->Replay(entry->second.trace);
-        if (!replayed.ok() || replayed->trace.ToText() != entry->first) continue;
-        finalists.push_back({std::move(replayed).value(), plan->measurements - RecordsOf(state.records, entry->first)});
+      for (TimesEntry* entry : FastestOwing(state.times, *plan)) {
+        TraceTimes& t = entry->second;
+        t.final_tried = true;
+        // A record whose text is not its trace's own (imported, written by
+        // hand) is left alone: its new records would be another trace to the log.
+        auto replayed = state.search->Replay(t.trace);
+        if (!replayed.ok() || !t.canonical || replayed->trace != t.trace) continue;
+        finalists.push_back({std::move(replayed).value(), plan->measurements - t.records});
       }
       // Interleaved (A B C A B C): a slow stretch of the machine falls on
       // several kernels, not on one kernel's every measurement. Under a short
@@ -155,8 +149,8 @@ Status TuningLoop::ConfirmLastBests(const std::atomic<bool>& stop,
   for (size_t i = 0; i < states_.size(); ++i) {
     TaskState& state = *states_[i];
     while (state.unconfirmed_best && !stop) {
-      state.confirm_tried.insert(state.unconfirmed_best->trace.ToText());
-      std::vector<Candidate> batch{std::move(*state.unconfirmed_best)};
+      state.unconfirmed_best->times->confirm_tried = true;
+      std::vector<Candidate> batch{std::move(state.unconfirmed_best->candidate)};
       state.unconfirmed_best.reset();
       TF_RETURN_IF_ERROR(MeasureAndRecord(state, status_[i], std::move(batch), options_.measure, 1));
       if (report) report(i, false);

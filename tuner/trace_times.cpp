@@ -13,6 +13,15 @@ void SetBest(TaskStatus& status, const std::string& text, const TraceTimes& t) {
 
 }  // namespace
 
+TraceTimes& TraceEntry(TraceTimesMap& times, const std::string& text, const Trace& trace, bool canonical) {
+  auto [it, added] = times.try_emplace(text);
+  if (added) {
+    it->second.trace = trace;
+    it->second.canonical = canonical;
+  }
+  return it->second;
+}
+
 // Ties go to the older fastest record, as in the database.
 void RescanBest(const std::map<std::string, TraceTimes>& times, TaskStatus& status) {
   const std::pair<const std::string, TraceTimes>* best = nullptr;

@@ -40,9 +40,12 @@ class CostModelScorer : public CandidateScorer {
   CostModelScorer(costmodel::CostModel* model, uint64_t seed) : model_(model), fallback_(seed) {}
   std::vector<double> Score(const std::vector<const Candidate*>& candidates) override {
     if (!model_) return fallback_.Score(candidates);
-    std::vector<const ir::PrimFunc*> lowered;
-    for (const Candidate* c : candidates) lowered.push_back(&c->lowered);
-    auto scores = model_->Predict(lowered);
+    // Each candidate's features are kept with it (Candidate::features): its
+    // copies scored in later generations and the model learning from it once
+    // measured read them again.
+    std::vector<costmodel::CostModel::CachedProgram> programs;
+    for (const Candidate* c : candidates) programs.push_back({&c->lowered, c->features.get()});
+    auto scores = model_->PredictCached(programs);
     // A model that cannot score (not trained, or an error) must not stop tuning.
     if (!scores.ok()) return fallback_.Score(candidates);
     return std::move(scores).value();
@@ -131,7 +134,6 @@ Status TuningLoop::Resume(TaskState& state, TaskStatus& status) {
   // record of this run's fingerprint, else its first stale one. A program's
   // later records are confirmations.
   std::map<uint64_t, std::pair<size_t, bool>> row_of;  // program hash -> (row, from a current record)
-  std::map<std::string, int>& current_records = state.records;  // by trace text
   auto teach = [&](uint64_t hash, bool current, costmodel::MeasuredCandidate row) {
     auto [it, added] = row_of.try_emplace(hash, training.size(), current);
     if (added) {
@@ -155,6 +157,7 @@ Status TuningLoop::Resume(TaskState& state, TaskStatus& status) {
       ++status.stale_records;
       if (status.stale_from.empty()) status.stale_from = StaleOrigin(r.target.fingerprint, target.fingerprint);
     }
+    // Parsed once here, where the text enters: the loop compares traces.
     auto trace = Trace::Parse(r.trace);
     if (!trace.ok()) return Status::OK();  // a record of another version: counted, not reused
     auto c = state.search->Replay(*trace);
@@ -162,7 +165,10 @@ Status TuningLoop::Resume(TaskState& state, TaskStatus& status) {
     state.measured.insert(c->hash);
     if (current) {
       state.measured_current.insert(c->hash);
-      ++current_records[r.trace];
+      auto known = state.times.find(r.trace);
+      TraceTimes& entry = known != state.times.end() ? known->second
+                                                     : TraceEntry(state.times, r.trace, *trace, trace->ToText() == r.trace);
+      ++entry.records;
     }
     if (!r.ok()) {
       ++status.errors;
@@ -188,10 +194,10 @@ Status TuningLoop::Resume(TaskState& state, TaskStatus& status) {
   TF_RETURN_IF_ERROR(st);
   // A trace with a second record was confirmed, or its confirmation failed:
   // either way it is never measured a third time.
-  for (const auto& [text, count] : current_records) {
-    if (count < 2) continue;
-    status.confirmations += count - 1;
-    state.confirm_tried.insert(text);
+  for (auto& [text, t] : state.times) {
+    if (t.records < 2) continue;
+    status.confirmations += t.records - 1;
+    t.confirm_tried = true;
   }
   for (const auto& [text, t] : state.times) {
     if (t.count > 0) state.successes.push_back({t.Mean(), t.trace});
@@ -289,7 +295,8 @@ Status TuningLoop::MeasureAndRecord(TaskState& state, TaskStatus& status, std::v
     const bool confirmation = i < confirmations;
     const Candidate& c = batch[i];
     state.measured.insert(c.hash);
-    ++state.records[inputs[i].trace_text];
+    // Keyed by the text measured (the record's); printed from c.trace, so its own.
+    ++TraceEntry(state.times, inputs[i].trace_text, c.trace, /*canonical=*/true).records;
     ++status.trials;
     // An invented time in a measuring run (a test device that joined its key
     // despite the fleet's check) is recorded as synthetic above and counts
@@ -306,14 +313,15 @@ Status TuningLoop::MeasureAndRecord(TaskState& state, TaskStatus& status, std::v
         state.successes.push_back({secs, c.trace});
       } else {  // measured again: the trace seeds the search with its mean
         for (auto& success : state.successes) {
-          if (success.second.ToText() == inputs[i].trace_text) success.first = t.Mean();
+          if (success.second == c.trace) success.first = t.Mean();
         }
       }
     }
     // A confirmation teaches the model nothing new about how programs rank:
-    // the program is in its training set already.
+    // the program is in its training set already. The features are those
+    // the candidate was scored with, when it was.
     if (model_ && !confirmation) {
-      learned.push_back(costmodel::MeasuredCandidate::FromLowered(state.task.hash, c.lowered, secs, !ok));
+      learned.push_back(costmodel::MeasuredCandidate::FromFeatures(state.task.hash, c.features->Get(c.lowered), secs, !ok));
     }
   }
   std::sort(state.successes.begin(), state.successes.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -334,23 +342,22 @@ Status TuningLoop::MeasureAndRecord(TaskState& state, TaskStatus& status, std::v
 void TuningLoop::NoteUnconfirmedBest(TaskState& state, const TaskStatus& status, const std::vector<Candidate>& batch) {
   state.unconfirmed_best.reset();
   if (!options_.confirm_best || status.best_seconds <= 0) return;
-  const TraceTimes& best = state.times.at(status.best_trace);
+  TraceTimes& best = state.times.at(status.best_trace);
   // Once per trace: a confirmation that failed (a timeout, a lost worker)
   // leaves the count at one, and must not repeat after every batch.
-  if (best.count != 1 || best.trace.size() == 0 || state.confirm_tried.count(status.best_trace) ||
-      state.final_tried.count(status.best_trace)) {
-    return;
-  }
+  if (best.count != 1 || best.trace.size() == 0 || best.confirm_tried || best.final_tried) return;
+  // A record whose text is not its trace's own (imported, written by hand)
+  // is left alone: its second record would be another trace to the log.
   for (const Candidate& c : batch) {
-    if (c.trace.ToText() == status.best_trace) state.unconfirmed_best = c;
+    if (best.canonical && c.trace == best.trace) state.unconfirmed_best = PendingConfirmation{c, &best};
   }
   // A trace of an earlier batch (or run) that leads again once a
-  // faster-looking one fell back. A record whose text is not the replayed
-  // trace's canonical form (imported, written by hand) is left alone: its
-  // second record would be another trace to the log.
+  // faster-looking one fell back.
   if (!state.unconfirmed_best) {
     auto replayed = state.search->Replay(best.trace);
-    if (replayed.ok() && replayed->trace.ToText() == status.best_trace) state.unconfirmed_best = std::move(replayed).value();
+    if (replayed.ok() && best.canonical && replayed->trace == best.trace) {
+      state.unconfirmed_best = PendingConfirmation{std::move(replayed).value(), &best};
+    }
   }
 }
 
@@ -460,8 +467,8 @@ Status TuningLoop::Run(std::vector<TuneTask> tasks, const std::atomic<bool>& sto
     // candidate, which on a fleet leaves every other worker idle.
     std::vector<Candidate> batch;
     if (state.unconfirmed_best) {
-      state.confirm_tried.insert(state.unconfirmed_best->trace.ToText());
-      batch.push_back(std::move(*state.unconfirmed_best));
+      state.unconfirmed_best->times->confirm_tried = true;
+      batch.push_back(std::move(state.unconfirmed_best->candidate));
       state.unconfirmed_best.reset();
     }
     const size_t confirmations = batch.size();

@@ -26,6 +26,13 @@ struct StaleSuccess {
   uint64_t hash = 0;  // the candidate's structural hash
 };
 
+// A best measured once and its entry in TaskState::times (whose entries are
+// never erased).
+struct PendingConfirmation {
+  Candidate candidate;
+  TraceTimes* times = nullptr;
+};
+
 struct TuningLoop::TaskState {
   TuneTask task;
   int index = 0;  // in the job's tasks (and status_)
@@ -36,13 +43,11 @@ struct TuningLoop::TaskState {
   // (seconds, trace), kept sorted: one entry per trace of this run's
   // fingerprint (its mean), plus the stale records that seed the search.
   std::vector<std::pair<double, Trace>> successes;
-  std::map<std::string, TraceTimes> times;          // by trace text: this run's fingerprint only
-  // Records of each trace with this run's fingerprint, failed ones too (by
-  // trace text): what the final round counts against final_measurements.
-  std::map<std::string, int> records;
-  std::optional<Candidate> unconfirmed_best;        // the best, measured once: the next batch measures it again
-  std::set<std::string> confirm_tried;              // traces measured again as confirmations: never twice
-  std::set<std::string> final_tried;                // traces the final round measured: never twice in a run
+  // By trace text (the log's key for a trace): this run's fingerprint only,
+  // failed records too.
+  TraceTimesMap times;
+  // The best, measured once, that the next batch measures again.
+  std::optional<PendingConfirmation> unconfirmed_best;
   std::vector<StaleSuccess> stale;      // until RefreshStaleRecords: then seeds in successes
   TaskHistory history;
 };

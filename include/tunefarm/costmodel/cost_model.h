@@ -2,7 +2,10 @@
 //
 // The search scores lowered candidates with Predict (higher = predicted
 // faster; only the order within one workload means anything) and feeds
-// measurements back with Update. XGBoostCostModel learns a ranking from the
+// measurements back with Update. PredictCached scores as Predict does and
+// keeps each candidate's features (CachedFeatures), so that a candidate
+// scored again, or learned from once measured (MeasuredCandidate::
+// FromFeatures), is extracted once. XGBoostCostModel learns a ranking from the
 // measurements; RandomCostModel scores at random (the random-search
 // baseline, and what a search uses before any measurement exists).
 //
@@ -19,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <random>
@@ -28,6 +32,7 @@
 
 #include "tunefarm/common/status.h"
 #include "tunefarm/compiler/ir/ir.h"
+#include "tunefarm/costmodel/cached_features.h"
 #include "tunefarm/costmodel/features.h"
 #include "tunefarm/costmodel/xgboost_model.h"
 
@@ -44,6 +49,9 @@ struct MeasuredCandidate {
 
   static MeasuredCandidate FromLowered(std::string workload_key, const ir::PrimFunc& lowered, double seconds,
                                        bool failed = false);
+  // Features extracted before (when the candidate was scored: CachedFeatures).
+  static MeasuredCandidate FromFeatures(std::string workload_key, FeatureVector features, double seconds,
+                                        bool failed = false);
 };
 
 // How a workload's throughputs become training labels (failed: the lowest).
@@ -95,6 +103,17 @@ class CostModel {
   virtual Result<std::vector<double>> Predict(const std::vector<const ir::PrimFunc*>& lowered) = 0;
   // Scores for precomputed feature rows (kNumFeatures columns).
   virtual Result<std::vector<double>> PredictFeatures(const FeatureMatrix& x) = 0;
+  // A program to score and where its features are kept (null: nowhere).
+  struct CachedProgram {
+    const ir::PrimFunc* lowered = nullptr;
+    CachedFeatures* features = nullptr;
+  };
+  // Scores as Predict does; a model that reads features takes each program's
+  // from its cache, extracting them there when not yet, so that a candidate
+  // scored again, or learned from once measured, is not extracted again.
+  // This default scores with Predict and extracts nothing (models that read
+  // no features: RandomCostModel).
+  virtual Result<std::vector<double>> PredictCached(const std::vector<CachedProgram>& programs);
   virtual Status Save(const std::string& path) const = 0;
   virtual Status Load(const std::string& path) = 0;
   // Transfer: learns from records of other workloads measured on the same
@@ -149,6 +168,8 @@ class XGBoostCostModel : public CostModel {
   Status Update(const std::vector<MeasuredCandidate>& measured) override;
   Result<std::vector<double>> Predict(const std::vector<const ir::PrimFunc*>& lowered) override;
   Result<std::vector<double>> PredictFeatures(const FeatureMatrix& x) override;
+  // Untrained: zeros, extracting nothing (as Predict).
+  Result<std::vector<double>> PredictCached(const std::vector<CachedProgram>& programs) override;
   // The booster only (XGBoost JSON); the dataset lives in the tuning log.
   Status Save(const std::string& path) const override;
   Status Load(const std::string& path) override;
@@ -162,6 +183,9 @@ class XGBoostCostModel : public CostModel {
 
  private:
   Status Retrain();
+  // Scores n rows, `fill(i, row)` writing row i's kNumFeatures values, a
+  // chunk at a time (Predict, PredictCached).
+  Result<std::vector<double>> PredictRows(size_t n, const std::function<void(size_t, float*)>& fill);
   bool TransferActive() const { return !transfer_keys_.empty(); }
   // Scores `measured` (features set) with model_ and own_model_ and adds to transfer_'s counts.
   Status CompareOnBatch(const std::vector<MeasuredCandidate>& measured);

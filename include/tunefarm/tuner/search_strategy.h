@@ -24,6 +24,7 @@
 #include "tunefarm/common/status.h"
 #include "tunefarm/compiler/ir/ir.h"
 #include "tunefarm/compiler/schedule/trace.h"
+#include "tunefarm/costmodel/cached_features.h"
 #include "tunefarm/tuner/search_options.h"
 #include "tunefarm/tuner/sketch.h"
 
@@ -38,6 +39,11 @@ struct Candidate {
   // models read.
   ir::PrimFunc lowered;
   uint64_t hash = 0;     // hash of the lowered program's text
+  // The cost model's features of `lowered`, extracted when it is first
+  // scored (CostModel::PredictCached) and shared by the candidate's copies:
+  // a program scored in several generations, then learned from once
+  // measured, is extracted once. Never null for a candidate of a strategy.
+  std::shared_ptr<costmodel::CachedFeatures> features = std::make_shared<costmodel::CachedFeatures>();
 };
 
 // Higher score = predicted faster. Implementations wrap a cost model.
