@@ -3,6 +3,7 @@
 //   Measure                                         -- a job's batch, queued and awaited
 //   DispatchLocked / AnswerUnreplayableLocked        -- queue -> the least-loaded worker that replays the trace
 //   CommonInstructions / WorkerFingerprint / ServedKeys / WaitForWorker -- what the workers of a key are
+//   OtherKindWorker                                  -- a worker of the key that is not of a registrant's kind
 //   OnResults / AcceptLocked                         -- first result wins
 #include "tunefarm/daemon/fleet_dispatcher.h"
 
@@ -360,6 +361,14 @@ int FleetDispatcher::WorkerCount(const std::string& device_key) {
   int n = 0;
   for (const auto& [id, w] : workers_) n += device_key.empty() || w->info.device_key == device_key;
   return n;
+}
+
+std::optional<std::string> FleetDispatcher::OtherKindWorker(const std::string& device_key, bool synthetic) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [id, w] : workers_) {
+    if (w->info.device_key == device_key && w->info.synthetic != synthetic) return id;
+  }
+  return std::nullopt;
 }
 
 std::vector<std::string> FleetDispatcher::ServedKeys() {

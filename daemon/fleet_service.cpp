@@ -1,17 +1,14 @@
 // The Fleet service: worker sessions over one bidirectional stream each
-// (fleet_service.h). Map:
-//   ValidateRegister        -- what a registration must look like
-//   Connect                 -- one session: register, writer thread, read loop
-//   MonitorLeases/Shutdown  -- ending silent sessions
+// (fleet_service.h; a session itself is fleet_session.cpp). Map:
+//   ValidateRegister / TraceInstructionsOf              -- what a registration must hold, and means
+//   Connect / AddSession / RemoveSession / SessionDone  -- the sessions the service knows
+//   MonitorLeases / Shutdown / ~FleetServiceImpl        -- ending silent sessions, and all of them
 #include "tunefarm/daemon/fleet_service.h"
-
-#include <deque>
 
 #include <spdlog/spdlog.h>
 
+#include "fleet_session.h"
 #include "tunefarm/compiler/target.h"
-#include "tunefarm/compiler/schedule/trace.h"
-#include "tunefarm/rpc/convert.h"
 #include "tunefarm/daemon/log_service.h"
 
 namespace tunefarm::daemon {
@@ -23,14 +20,6 @@ bool IsKeyChar(char c) {
 }
 
 grpc::Status Invalid(const std::string& m) { return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, m); }
-
-// What the writer thread sends, filled by the dispatcher under its lock.
-struct Outbox {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::deque<Dispatch> items;  // GUARDED_BY(mu)
-  bool closed = false;         // GUARDED_BY(mu)
-};
 
 }  // namespace
 
@@ -84,17 +73,29 @@ FleetServiceImpl::FleetServiceImpl(FleetDispatcher* dispatcher, rpc::ServerSecur
   monitor_ = std::thread([this] { MonitorLeases(); });
 }
 
-FleetServiceImpl::~FleetServiceImpl() { Shutdown(); }
+FleetServiceImpl::~FleetServiceImpl() {
+  Shutdown();
+  // A session still open refers to this service: cancel the streams still
+  // registering too, and wait for every OnDone.
+  std::unique_lock<std::mutex> lock(mu_);
+  for (Session* session : open_) session->Cancel();
+  done_cv_.wait(lock, [&] { return open_.empty(); });
+}
 
 void FleetServiceImpl::Shutdown() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_ && !monitor_.joinable()) return;
     stopping_ = true;
-    for (auto& [id, context] : sessions_) context->TryCancel();
+    for (auto& [id, session] : sessions_) session->Cancel();
   }
   stop_cv_.notify_all();
   if (monitor_.joinable()) monitor_.join();
+}
+
+int FleetServiceImpl::OpenStreams() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return int(open_.size());
 }
 
 void FleetServiceImpl::MonitorLeases() {
@@ -108,7 +109,7 @@ void FleetServiceImpl::MonitorLeases() {
       auto it = sessions_.find(id);
       spdlog::warn("fleet: worker {} silent for more than {} ms: lease expired, its candidates go to other workers",
                    id, limits_.lease_ms);
-      if (it != sessions_.end()) it->second->TryCancel();  // unblocks its Read
+      if (it != sessions_.end()) it->second->Cancel();  // fails its read: the session ends
       lock.unlock();
       dispatcher_->RemoveWorker(id, "lease expired");
       lock.lock();
@@ -116,129 +117,36 @@ void FleetServiceImpl::MonitorLeases() {
   }
 }
 
-grpc::Status FleetServiceImpl::Connect(grpc::ServerContext* context,
-                                       grpc::ServerReaderWriter<v1::TunerMessage, v1::WorkerMessage>* stream) {
-  grpc::Status auth = rpc::Authorize(*context, security_, rpc::Role::kWorker);
-  if (!auth.ok()) return auth;
-  v1::WorkerMessage first;
-  if (!stream->Read(&first)) return grpc::Status(grpc::StatusCode::CANCELLED, "the worker closed before registering");
-  if (first.kind_case() != v1::WorkerMessage::kRegister) {
-    return Invalid("the first message on Fleet.Connect must be Register");
-  }
-  const v1::Register& reg = first.register_();
-  grpc::Status valid = ValidateRegister(reg);
-  if (!valid.ok()) return valid;
+grpc::ServerBidiReactor<v1::WorkerMessage, v1::TunerMessage>* FleetServiceImpl::Connect(
+    grpc::CallbackServerContext* context) {
+  // Known to the service before gRPC can call any of its reactions (the
+  // first runs after Connect returns), so before its OnDone.
+  auto* session = new Session(this, context);
+  std::lock_guard<std::mutex> lock(mu_);
+  open_.insert(session);
+  return session;
+}
 
-  WorkerInfo info;
-  info.device_key = reg.device_key();
-  info.device = reg.device();
-  info.hostname = reg.hostname();
-  info.max_in_flight = std::min(reg.max_in_flight(), limits_.max_in_flight_per_worker);
-  info.fingerprint = FingerprintFromProto(reg.fingerprint());
-  if (reg.targets_size() > 0) info.host_target = reg.targets(0);
-  info.trace_instructions = TraceInstructionsOf(reg);
-  info.tunefarm_version = reg.tunefarm_version();
-  // A test device of an older version does not say it is synthetic; its
-  // device name and fingerprint do.
-  info.synthetic = reg.synthetic() || reg.device() == "test" ||
-                   reg.fingerprint().toolchain() == database::kTestDeviceToolchain;
-  // A device key names interchangeable hardware: invented and measured times
-  // on one key would be one job's search and best. (Checked against the
-  // workers connected now; two that register at the same instant may both pass.)
-  for (const WorkerSnapshot& w : dispatcher_->Snapshot().workers) {
-    if (w.info.device_key != info.device_key || w.info.synthetic == info.synthetic) continue;
-    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                        "device key '" + info.device_key + "' is served by " +
-                            (info.synthetic ? "workers that measure (" + w.worker_id + ")" :
-                                              "a synthetic test device (" + w.worker_id + ")") +
-                            ": a " + (info.synthetic ? "synthetic device" : "measuring worker") +
-                            " needs a device key of its own (--device-key)");
-  }
-  auto outbox = std::make_shared<Outbox>();
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the tuner is shutting down");
-  }
-  // Requests queued for the worker wait in the outbox until Registered is out.
-  std::string worker_id = dispatcher_->AddWorker(info, [outbox](Dispatch d) {
-    std::lock_guard<std::mutex> lock(outbox->mu);
-    outbox->items.push_back(std::move(d));
-    outbox->cv.notify_one();
-  });
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    sessions_[worker_id] = context;
-    if (stopping_) context->TryCancel();
-  }
-  spdlog::info("fleet: worker {} joined (device key {}, {} in flight)", worker_id, info.device_key, info.max_in_flight);
+bool FleetServiceImpl::Stopping() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stopping_;
+}
 
-  v1::TunerMessage hello;
-  hello.mutable_registered()->set_worker_id(worker_id);
-  hello.mutable_registered()->set_heartbeat_period_ms(limits_.heartbeat_ms);
-  hello.mutable_registered()->set_lease_ms(limits_.lease_ms);
-  bool writable = stream->Write(hello);
+void FleetServiceImpl::AddSession(const std::string& worker_id, Session* session) {
+  std::lock_guard<std::mutex> lock(mu_);
+  sessions_[worker_id] = session;
+  if (stopping_) session->Cancel();
+}
 
-  std::thread writer([&, outbox] {
-    while (writable) {
-      Dispatch d;
-      {
-        std::unique_lock<std::mutex> lock(outbox->mu);
-        outbox->cv.wait(lock, [&] { return outbox->closed || !outbox->items.empty(); });
-        if (outbox->closed) return;
-        d = std::move(outbox->items.front());
-        outbox->items.pop_front();
-      }
-      v1::TunerMessage msg;
-      v1::MeasureRequest* req = msg.mutable_measure();
-      req->set_request_id(d.request_id);
-      *req->mutable_options() = rpc::ToProto(d.options);
-      for (const MeasureInput& in : d.inputs) *req->add_inputs() = rpc::ToProto(in);
-      if (!stream->Write(msg)) {
-        context->TryCancel();  // the reader notices and the session ends
-        return;
-      }
-    }
-  });
+void FleetServiceImpl::RemoveSession(const std::string& worker_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  sessions_.erase(worker_id);
+}
 
-  std::string reason = "the worker closed its stream";
-  grpc::Status result = grpc::Status::OK;
-  v1::WorkerMessage msg;
-  while (stream->Read(&msg)) {
-    dispatcher_->Touch(worker_id);
-    if (msg.kind_case() == v1::WorkerMessage::kResults) {
-      std::vector<MeasureResult> results;
-      results.reserve(msg.results().results_size());
-      for (const v1::MeasureResult& r : msg.results().results()) {
-        if (r.candidate_id().empty()) continue;  // cannot be matched to anything: dropped
-        results.push_back(rpc::FromProto(r));
-        // A synthetic worker's results are synthetic whatever they say.
-        results.back().synthetic = results.back().synthetic || info.synthetic;
-      }
-      dispatcher_->OnResults(worker_id, results);
-    } else if (msg.kind_case() == v1::WorkerMessage::kRegister) {
-      result = Invalid("Register may be sent only once per stream");
-      reason = "registered twice";
-      break;
-    } else if (msg.kind_case() == v1::WorkerMessage::KIND_NOT_SET) {
-      result = Invalid("an empty WorkerMessage (no heartbeat, results or register)");
-      reason = "sent an empty message";
-      break;
-    }
-  }
-  if (context->IsCancelled() && result.ok()) reason = "the stream was cancelled (lease expired, shutdown or network)";
-  {
-    std::lock_guard<std::mutex> lock(outbox->mu);
-    outbox->closed = true;
-  }
-  outbox->cv.notify_all();
-  writer.join();
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    sessions_.erase(worker_id);
-  }
-  dispatcher_->RemoveWorker(worker_id, reason);
-  spdlog::info("fleet: worker {} left: {}", worker_id, reason);
-  return result;
+void FleetServiceImpl::SessionDone(Session* session) {
+  std::lock_guard<std::mutex> lock(mu_);
+  open_.erase(session);
+  done_cv_.notify_all();
 }
 
 }  // namespace tunefarm::daemon

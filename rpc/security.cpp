@@ -151,7 +151,7 @@ CertificateRoles RolesOf(const grpc::AuthContext& auth) {
 
 }  // namespace
 
-grpc::Status Authorize(const grpc::ServerContext& context, const ServerSecurity& security, Role role) {
+grpc::Status Authorize(const grpc::ServerContextBase& context, const ServerSecurity& security, Role role) {
   auto auth = context.auth_context();
   // A verified certificate (only possible over TLS) is enough for the role it carries.
   const bool certified = !security.insecure && auth && auth->IsPeerAuthenticated();

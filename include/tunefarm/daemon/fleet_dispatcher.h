@@ -125,6 +125,10 @@ class FleetDispatcher {
   FleetSnapshot Snapshot();
   // Number of connected workers for `device_key` (all keys when empty).
   int WorkerCount(const std::string& device_key = "");
+  // The first (in id order) connected worker of `device_key` that is
+  // synthetic when `synthetic` is false, or measures when it is true; nullopt
+  // if none. Reads no more than that (no copies: every registration asks).
+  std::optional<std::string> OtherKindWorker(const std::string& device_key, bool synthetic);
   // The device keys of the connected workers, sorted.
   std::vector<std::string> ServedKeys();
   // Waits up to `timeout` for a connected worker of `device_key`; false if

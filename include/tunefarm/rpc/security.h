@@ -77,11 +77,11 @@ enum class Role {
 inline constexpr const char* kWorkerRoleUri = "tunefarm:role=worker";
 inline constexpr const char* kClientRoleUri = "tunefarm:role=client";
 
-// Checks the caller of `context` may act as `role`: a verified client
-// certificate of that role, or a configured token for that role. OK,
-// UNAUTHENTICATED (no valid credential) or PERMISSION_DENIED (a verified
-// certificate of the other role).
-grpc::Status Authorize(const grpc::ServerContext& context, const ServerSecurity& security, Role role);
+// Checks the caller of `context` (a synchronous or a callback handler's) may
+// act as `role`: a verified client certificate of that role, or a configured
+// token for that role. OK, UNAUTHENTICATED (no valid credential) or
+// PERMISSION_DENIED (a verified certificate of the other role).
+grpc::Status Authorize(const grpc::ServerContextBase& context, const ServerSecurity& security, Role role);
 
 // Status conversions (codes map one to one where they exist).
 grpc::Status ToGrpc(const Status& status);
