@@ -5,8 +5,9 @@
 // (through the fallback chain: same device, then same architecture), else the
 // default schedule; stderr says which and why. --require-tuned turns the
 // fallback into an error (exit code 3), for builds that must not ship an
-// untuned kernel. The building itself is tuner::BuildKernelFromLog, shared
-// with the daemon's Compile service; this file is its command line.
+// untuned kernel. The building itself is tuner/kernel_build.h's
+// ChooseSchedule and BuildKernel, shared with the daemon's Compile service;
+// this file is its command line.
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -18,6 +19,8 @@
 #include "commands.h"
 #include "kernel_runner.h"
 #include "tunefarm/compiler/codegen/llvm/toolchain.h"
+#include "tunefarm/compiler/lower/lower.h"
+#include "tunefarm/compiler/workload/workload_parser.h"
 #include "tunefarm/database/layered_database.h"
 #include "tunefarm/tuner/kernel_build.h"
 
@@ -109,19 +112,32 @@ int Compile(const CompileOptions& o) {
       return kExitUserError;
     }
   }
-  // The log is opened by the lookup itself, i.e. after lowering, so that
-  // errors keep the order they have always had.
+  // Once each: the workload was parsed above; it is lowered here, and the
+  // chosen record's trace is parsed and replayed in the lookup only.
+  auto default_func = LowerToPrimFunc(*w);
+  if (!default_func.ok()) {
+    fmt::print(stderr, "error: {}\n", default_func.status().message());
+    return kExitInternalError;
+  }
+  // The log is opened after lowering, so that errors keep the order they have
+  // always had.
   std::unique_ptr<database::LayeredDatabase> db;
-  tuner::BestRecordLookup lookup;
   if (!o.db.empty()) {
-    lookup = [&](std::string_view hash, const database::Target& t,
-                 const database::RecordUsable& usable) -> Result<database::BestRecord> {
-      database::OpenOptions read_only;
-      read_only.read_only = true;
-      std::string system = o.system_db.empty() ? database::DefaultSystemDatabasePath() : o.system_db;
-      TF_ASSIGN_OR_RETURN(db, database::LayeredDatabase::Open(o.db, system, read_only, !o.system_db.empty()));
-      return db->GetBest(hash, t, usable);
-    };
+    database::OpenOptions read_only;
+    read_only.read_only = true;
+    std::string system = o.system_db.empty() ? database::DefaultSystemDatabasePath() : o.system_db;
+    auto opened = database::LayeredDatabase::Open(o.db, system, read_only, !o.system_db.empty());
+    if (!opened.ok()) {
+      fmt::print(stderr, "error: {}\n", opened.status().message());
+      return kExitUserError;
+    }
+    db = std::move(opened).value();
+  }
+  auto schedule = tuner::ChooseSchedule(db.get(), o.db, StructuralHashHex(*w), w->name,
+                                        tuner::KernelRecordTarget(*target, std::nullopt), *default_func);
+  if (!schedule.ok()) {
+    fmt::print(stderr, "error: {}\n", schedule.status().message());
+    return kExitUserError;
   }
   tuner::KernelBuildOptions build;
   build.shared = o.shared;
@@ -129,7 +145,7 @@ int Compile(const CompileOptions& o) {
   build.log_name = o.db;
   build.on_schedule_chosen = [&](const tuner::BuiltKernel& k) { ReportSchedule(o, k); };
   tuner::KernelBuildStage stage = tuner::KernelBuildStage::kLower;
-  auto kernel = tuner::BuildKernelFromLog(*w, *target, lookup, build, &stage);
+  auto kernel = tuner::BuildKernel(*w, *target, *schedule, build, &stage);
   if (!kernel.ok()) {
     const Status& s = kernel.status();
     switch (stage) {

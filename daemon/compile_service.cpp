@@ -15,13 +15,15 @@ namespace tunefarm::daemon {
 // The search this file drives (tuner/).
 using tuner::BuildKernel;
 using tuner::BuiltKernel;
+using tuner::ChooseSchedule;
+using tuner::ChosenSchedule;
 using tuner::KernelBuildOptions;
 using tuner::KernelRecordTarget;
-using tuner::NoRecordReplays;
-using tuner::PassedOverRecord;
-using tuner::TraceReplaysOn;
 
 namespace {
+
+// How errors name the log.
+constexpr char kLogName[] = "the daemon's tuning log";
 
 grpc::Status Invalid(const std::string& message) {
   return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, LimitMessage(message));
@@ -30,6 +32,7 @@ grpc::Status Invalid(const std::string& message) {
 // A validated request.
 struct CompileJob {
   Workload workload;
+  std::string text;  // canonical (PrintWorkload), printed once: the cache key and a tuning job's spec
   std::string hash;
   Target target;
   bool shared = false;
@@ -53,7 +56,7 @@ std::string CacheKey(const CompileJob& job, const database::Target& record_targe
                      const database::BestRecord& best) {
   std::string key;
   AppendKeyField(&key, job.hash);
-  AppendKeyField(&key, PrintWorkload(job.workload));
+  AppendKeyField(&key, job.text);
   AppendKeyField(&key, job.target.ToString());
   AppendKeyField(&key, job.shared ? "so" : "o");
   const database::HardwareFingerprint& fp = record_target.fingerprint;
@@ -170,23 +173,21 @@ grpc::Status CompileServiceImpl::Compile(grpc::ServerContext* context, const v1:
     case v1::CompileRequest::WORKLOAD_NOT_SET:
       return Invalid("the request names no workload: set workload_text or workload_hash");
   }
+  job.text = PrintWorkload(job.workload);
 
   // ---- the best record (cheap) decides the key; a miss may start a job.
+  // The workload is lowered once; the lookup parses and replays each record's
+  // trace once (records whose traces no longer replay on the workload's nest
+  // are passed over) and keeps the chosen one's schedule for the build.
   database::Target record_target = KernelRecordTarget(job.target, job.fingerprint);
-  // Records whose traces no longer replay on the workload's nest are passed over.
   auto default_func = LowerToPrimFunc(job.workload);
   if (!default_func.ok()) return rpc::ToGrpc(default_func.status());
-  std::vector<PassedOverRecord> passed_over;
-  auto best = log_->GetBest(job.hash, record_target, TraceReplaysOn(*default_func, &passed_over));
-  if (!best.ok()) return rpc::ToGrpc(best.status());
-  if (!best->record && !passed_over.empty()) {
-    return rpc::ToGrpc(NoRecordReplays(passed_over, "the daemon's tuning log", job.workload.name));
-  }
-  if (!best->record) {
+  auto schedule = ChooseSchedule(log_, kLogName, job.hash, job.workload.name, record_target, *default_func);
+  if (!schedule.ok()) return rpc::ToGrpc(schedule.status());
+  if (!schedule->best.record) {
     std::string job_id;
     if (request->tune_on_miss()) {
-      auto started = start_tuning_({PrintWorkload(job.workload)}, job.target.ToString(), request->device_key(),
-                                   job.trials);
+      auto started = start_tuning_({job.text}, job.target.ToString(), request->device_key(), job.trials);
       if (!started.ok()) {
         return rpc::ToGrpc(Status(started.status().code(), "starting a tuning job for workload " + job.hash +
                                                                " failed: " + started.status().message()));
@@ -205,10 +206,9 @@ grpc::Status CompileServiceImpl::Compile(grpc::ServerContext* context, const v1:
   KernelBuildOptions options;
   options.shared = job.shared;
   options.runtime_dir = runtime_dir_;
-  options.log_name = "the daemon's tuning log";
-  options.passed_over = std::move(passed_over);
-  const database::BestRecord& chosen = *best;
-  auto answer = GetOrBuild(CacheKey(job, record_target, chosen), context,
+  options.log_name = kLogName;
+  const ChosenSchedule& chosen = *schedule;
+  auto answer = GetOrBuild(CacheKey(job, record_target, chosen.best), context,
                            [&] { return BuildKernel(job.workload, job.target, chosen, options); });
   if (!answer.ok()) return rpc::ToGrpc(answer.status());
 

@@ -106,49 +106,89 @@ std::string PassedOverNote(const std::vector<PassedOverRecord>& passed_over) {
   return "; passed over faster record(s) " + ids + " whose traces no longer replay";
 }
 
-// Everything after the lookup: replay, require_tuned, codegen, link, header.
-Result<BuiltKernel> BuildWithBest(const Workload& w, const Target& target, const ir::PrimFunc& default_func,
-                                  const database::BestRecord& best, const KernelBuildOptions& options,
-                                  KernelBuildStage* failed_stage) {
+// The description of a tuned schedule, as the header and the CLI say it.
+std::string TunedDescription(const BuiltKernel& kernel, const std::string& toolchain,
+                             const std::vector<PassedOverRecord>& passed_over) {
+  // A time taken with other code than this build makes from the trace
+  // (an older tunefarm or LLVM) may be off either way: say so.
+  const std::string stale = kernel.record_other_toolchain.empty()
+                                ? ""
+                                : " with code of toolchain '" + kernel.record_other_toolchain + "' (this build: '" +
+                                      toolchain + "'; resuming `tunefarm tune` on the log times it again)";
+  char ms[32];
+  std::snprintf(ms, sizeof(ms), "%.4f", kernel.mean_seconds * 1e3);
+  return "tuned: record #" + std::to_string(kernel.record_id) + " of the " +
+         std::string(database::LayerName(kernel.layer)) + " log (" +
+         std::string(database::FallbackLevelName(kernel.level)) + " match), " + ms + " ms measured" + stale +
+         PassedOverNote(passed_over);
+}
+
+}  // namespace
+
+database::Target KernelRecordTarget(const Target& target,
+                                    const std::optional<database::HardwareFingerprint>& fingerprint) {
+  if (!fingerprint) return RecordTarget(target);
+  database::Target out{target.ToString(), *fingerprint};
+  database::CanonicalizeFingerprint(&out.fingerprint);
+  return out;
+}
+
+std::string DefaultRuntimeLibraryDir() {
+  std::error_code ec;
+  auto exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return "";
+  for (const char* rel : {"../lib", "../runtime"}) {
+    auto dir = (exe.parent_path() / rel).lexically_normal();
+    if (fs::exists(dir / "libtunefarm_runtime.so")) return dir.string();
+  }
+  return "";
+}
+
+Result<ChosenSchedule> ChooseSchedule(database::TuningLog* log, const std::string& log_name,
+                                      std::string_view workload_hash, const std::string& workload_name,
+                                      const database::Target& record_target, const ir::PrimFunc& default_func) {
+  ChosenSchedule chosen;
+  chosen.func = default_func;
+  if (log == nullptr) return chosen;
+  ReplayedRecord replayed;
+  TF_ASSIGN_OR_RETURN(chosen.best,
+                      log->GetBest(workload_hash, record_target,
+                                   TraceReplaysOn(default_func, &chosen.passed_over, &replayed)));
+  if (!chosen.best.record) {
+    if (!chosen.passed_over.empty()) return NoRecordReplays(chosen.passed_over, log_name, workload_name);
+    return chosen;
+  }
+  // The lookup replayed the record it answers with: its schedule is built,
+  // the trace is not parsed again.
+  if (replayed.uid != chosen.best.record->uid) {
+    return Status::Internal("record #" + std::to_string(chosen.best.record->id) + " of " + log_name +
+                            " is not the record the lookup replayed last");
+  }
+  chosen.func = std::move(replayed.func);
+  return chosen;
+}
+
+Result<BuiltKernel> BuildKernel(const Workload& w, const Target& target, const ChosenSchedule& schedule,
+                                const KernelBuildOptions& options, KernelBuildStage* failed_stage) {
   BuiltKernel kernel;
   kernel.workload_name = w.name;
   kernel.workload_hash = StructuralHashHex(w);
   kernel.target = target.ToString();
   kernel.schedule_description = "default (untuned)";
-  ir::PrimFunc func = default_func;
-  if (best.record) {
-    const database::TuningRecord& r = *best.record;
-    auto trace = Trace::Parse(r.trace);
-    if (!trace.ok()) return Fail(KernelBuildStage::kSchedule, trace.status(), failed_stage);
-    Schedule sch(default_func);
-    Status applied = trace->ApplyTo(sch);
-    if (!applied.ok()) {
-      return Fail(KernelBuildStage::kSchedule,
-                  NoRecordReplays({{r.id, r.uid, applied.message()}}, options.log_name, w.name), failed_stage);
-    }
-    func = sch.func();
+  if (schedule.best.record) {
+    const database::TuningRecord& r = *schedule.best.record;
     kernel.trace = r.trace;
     kernel.record_id = r.id;
     kernel.record_uid = r.uid;
     kernel.mean_seconds = r.RankSec().value_or(0);
-    kernel.level = best.level;
-    kernel.layer = best.layer;
+    kernel.level = schedule.best.level;
+    kernel.layer = schedule.best.layer;
     kernel.record_arch = r.target.fingerprint.arch;
-    // A time taken with other code than this build makes from the trace
-    // (an older tunefarm or LLVM) may be off either way: say so.
     const std::string toolchain = KernelRecordTarget(target, options.fingerprint).fingerprint.toolchain;
     if (r.target.fingerprint.toolchain != toolchain) kernel.record_other_toolchain = r.target.fingerprint.toolchain;
-    const std::string stale = kernel.record_other_toolchain.empty()
-                                  ? ""
-                                  : " with code of toolchain '" + kernel.record_other_toolchain + "' (this build: '" +
-                                        toolchain + "'; resuming `tunefarm tune` on the log times it again)";
-    char ms[32];
-    std::snprintf(ms, sizeof(ms), "%.4f", kernel.mean_seconds * 1e3);
-    kernel.schedule_description = "tuned: record #" + std::to_string(r.id) + " of the " +
-                                  std::string(database::LayerName(best.layer)) + " log (" +
-                                  std::string(database::FallbackLevelName(best.level)) + " match), " + ms +
-                                  " ms measured" + stale + PassedOverNote(options.passed_over);
+    kernel.schedule_description = TunedDescription(kernel, toolchain, schedule.passed_over);
   }
+  const ir::PrimFunc& func = schedule.func;
   kernel.symbol = func.name;
   kernel.shared = options.shared;
   if (options.on_schedule_chosen) options.on_schedule_chosen(kernel);
@@ -182,59 +222,25 @@ Result<BuiltKernel> BuildWithBest(const Workload& w, const Target& target, const
   return kernel;
 }
 
-}  // namespace
-
-BestRecordLookup LookupIn(database::TuningLog* log) {
-  return [log](std::string_view hash, const database::Target& target, const database::RecordUsable& usable) {
-    return log->GetBest(hash, target, usable);
-  };
-}
-
-database::Target KernelRecordTarget(const Target& target,
-                                    const std::optional<database::HardwareFingerprint>& fingerprint) {
-  if (!fingerprint) return RecordTarget(target);
-  database::Target out{target.ToString(), *fingerprint};
-  database::CanonicalizeFingerprint(&out.fingerprint);
-  return out;
-}
-
-std::string DefaultRuntimeLibraryDir() {
-  std::error_code ec;
-  auto exe = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) return "";
-  for (const char* rel : {"../lib", "../runtime"}) {
-    auto dir = (exe.parent_path() / rel).lexically_normal();
-    if (fs::exists(dir / "libtunefarm_runtime.so")) return dir.string();
-  }
-  return "";
-}
-
-Result<BuiltKernel> BuildKernelFromLog(const Workload& workload, const Target& target, const BestRecordLookup& lookup,
+Result<BuiltKernel> BuildKernelFromLog(const Workload& workload, const Target& target, database::TuningLog* log,
                                        const KernelBuildOptions& options, KernelBuildStage* failed_stage) {
   auto func = LowerToPrimFunc(workload);
   if (!func.ok()) return Fail(KernelBuildStage::kLower, func.status(), failed_stage);
-  database::BestRecord best;
-  KernelBuildOptions with_notes = options;
-  if (lookup) {
-    auto found = lookup(StructuralHashHex(workload), KernelRecordTarget(target, options.fingerprint),
-                        TraceReplaysOn(*func, &with_notes.passed_over));
-    if (!found.ok()) return Fail(KernelBuildStage::kSchedule, found.status(), failed_stage);
-    best = std::move(found).value();
-    if (!best.record && !with_notes.passed_over.empty()) {
-      return Fail(KernelBuildStage::kSchedule, NoRecordReplays(with_notes.passed_over, options.log_name, workload.name),
-                  failed_stage);
-    }
-  }
-  return BuildWithBest(workload, target, *func, best, with_notes, failed_stage);
+  auto schedule = ChooseSchedule(log, options.log_name, StructuralHashHex(workload), workload.name,
+                                 KernelRecordTarget(target, options.fingerprint), *func);
+  if (!schedule.ok()) return Fail(KernelBuildStage::kSchedule, schedule.status(), failed_stage);
+  return BuildKernel(workload, target, *schedule, options, failed_stage);
 }
 
-database::RecordUsable TraceReplaysOn(const ir::PrimFunc& default_func, std::vector<PassedOverRecord>* passed_over) {
-  return [&default_func, passed_over](const database::TuningRecord& record) {
+database::RecordUsable TraceReplaysOn(const ir::PrimFunc& default_func, std::vector<PassedOverRecord>* passed_over,
+                                      ReplayedRecord* accepted) {
+  return [&default_func, passed_over, accepted](const database::TuningRecord& record) {
     auto trace = Trace::Parse(record.trace);
     Status replayed = trace.ok() ? Status::OK() : trace.status();
     if (replayed.ok()) {
       Schedule sch(default_func);
       replayed = trace->ApplyTo(sch);
+      if (replayed.ok() && accepted != nullptr) *accepted = ReplayedRecord{record.uid, sch.func()};
     }
     // The fallback levels overlap (a same-device record is also same-arch):
     // one entry per record. Row ids are per log, uids are unique.
@@ -254,13 +260,6 @@ Status NoRecordReplays(const std::vector<PassedOverRecord>& passed_over, const s
                             workload_name + ": " + first.why + others +
                             ". Most likely it was tuned by a tunefarm that lowered or scheduled this workload "
                             "differently; tune the workload again so that a record that fits becomes its best");
-}
-
-Result<BuiltKernel> BuildKernel(const Workload& workload, const Target& target, const database::BestRecord& best,
-                                const KernelBuildOptions& options, KernelBuildStage* failed_stage) {
-  auto func = LowerToPrimFunc(workload);
-  if (!func.ok()) return Fail(KernelBuildStage::kLower, func.status(), failed_stage);
-  return BuildWithBest(workload, target, *func, best, options, failed_stage);
 }
 
 namespace {

@@ -1,11 +1,14 @@
 // Building a deployable kernel from the tuning log: the policy shared by
 // `tunefarm compile` and the Compile service.
 //
-//   workload -> best record through the log's fallback chain (same device,
-//   then same architecture) -> its trace applied to the default PrimFunc ->
-//   lowered -> an object from the target kind's code generator (codegen.h;
-//   LLVM for `llvm`), optionally linked into a shared library against
-//   libtunefarm_runtime, plus a C header declaring the entry point.
+//   workload, parsed once -> lowered once to the default PrimFunc ->
+//   ChooseSchedule: the best record through the log's fallback chain (same
+//   device, then same architecture) whose trace replays on it, each trace
+//   parsed and replayed once, the chosen one's schedule kept ->
+//   BuildKernel: an object from the target kind's code generator (codegen.h;
+//   LLVM for `llvm`, which lowers for code generation), optionally linked
+//   into a shared library against libtunefarm_runtime, plus a C header
+//   declaring the entry point.
 //
 // With no usable record the default (untuned) schedule is built, unless
 // require_tuned is set. Every failure says which stage it came from so that
@@ -13,8 +16,8 @@
 //
 // Thread safety: the functions here keep no state and may run concurrently
 // (each code generation uses its own LLVM context; shared-library links use a
-// private temporary directory per call). A BestRecordLookup is called on the
-// calling thread; the databases it reads are thread-safe.
+// private temporary directory per call). A log is asked on the calling
+// thread; logs are thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -22,19 +25,15 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tunefarm/common/status.h"
+#include "tunefarm/compiler/ir/ir.h"
 #include "tunefarm/compiler/target.h"
 #include "tunefarm/compiler/workload/workload.h"
 #include "tunefarm/database/tuning_log.h"
 
 namespace tunefarm::tuner {
-
-// Finds the fastest usable record for a workload hash on a record target
-// (target string + the fingerprint of the device the kernel will run on);
-// `usable` (may be empty) passes over records it rejects (database.h GetBest).
-using BestRecordLookup = std::function<Result<database::BestRecord>(
-    std::string_view workload_hash, const database::Target& target, const database::RecordUsable& usable)>;
 
 // A record a lookup passed over because its trace does not replay on the
 // workload's loop nest (most likely tuned before a change to lowering or to
@@ -45,17 +44,25 @@ struct PassedOverRecord {
   std::string why;
 };
 
+// The schedule a TraceReplaysOn predicate made of the record it accepted
+// last: the default PrimFunc with that record's trace applied.
+struct ReplayedRecord {
+  std::string uid;    // the record's; empty until one is accepted
+  ir::PrimFunc func;
+};
+
 // Accepts records whose trace parses and replays on `default_func`, and
-// appends the others to *passed_over. Both must outlive the predicate.
-database::RecordUsable TraceReplaysOn(const ir::PrimFunc& default_func, std::vector<PassedOverRecord>* passed_over);
+// appends the others to *passed_over. With `accepted`, keeps there the
+// schedule of the record it accepts (TuningLog::GetBest answers with the last
+// record its predicate accepted), so that nobody replays it again. Every
+// pointer must outlive the predicate.
+database::RecordUsable TraceReplaysOn(const ir::PrimFunc& default_func, std::vector<PassedOverRecord>* passed_over,
+                                      ReplayedRecord* accepted = nullptr);
 
 // The error for a lookup that found records but none that replays: it names
 // the fastest of them.
 Status NoRecordReplays(const std::vector<PassedOverRecord>& passed_over, const std::string& log_name,
                        const std::string& workload_name);
-
-// The lookup of a borrowed tuning log (it must outlive the lookup): its GetBest.
-BestRecordLookup LookupIn(database::TuningLog* log);
 
 // The record target a kernel for `target` is looked up under: the given
 // fingerprint (canonicalized), or this host's (tuner::RecordTarget) if unset.
@@ -95,8 +102,9 @@ struct BuiltKernel {
 
 // Which step failed.
 enum class KernelBuildStage {
+  // BuildKernelFromLog's first two steps (callers of the steps map those themselves):
   kLower,         // the workload does not lower (a compiler bug for a valid workload)
-  kSchedule,      // the lookup failed, or the record's trace does not parse or replay
+  kSchedule,      // ChooseSchedule failed: the lookup, or no record's trace replays
   kRequireTuned,  // require_tuned and no usable record: NotFound
   kCodegen,       // code generation (InvalidArgument: no generator for the kind, or the target cannot be built)
   kLink,          // shared library: non-host target (InvalidArgument) or the link failed
@@ -112,22 +120,40 @@ struct KernelBuildOptions {
   // Called once the schedule is chosen, before code generation, with every
   // field but binary/object_size/header set (the CLI reports the choice).
   std::function<void(const BuiltKernel&)> on_schedule_chosen;
-  // Records the lookup passed over (BuildKernel's callers fill it; BuildKernelFromLog
-  // adds its own): the schedule description says so.
+};
+
+// What ChooseSchedule chose, ready to build.
+struct ChosenSchedule {
+  database::BestRecord best;  // best.record unset: the default schedule
+  // What is built: the default PrimFunc with best's trace applied (replayed
+  // in the lookup, once), or the default PrimFunc itself.
+  ir::PrimFunc func;
+  // Faster records passed over because their traces do not replay: the
+  // schedule description names them.
   std::vector<PassedOverRecord> passed_over;
 };
 
-// Lowers `workload`, asks `lookup` for the best record (a null lookup means
-// no log: the default schedule), applies it and builds. On error, sets
-// *failed_stage when given.
-Result<BuiltKernel> BuildKernelFromLog(const Workload& workload, const Target& target, const BestRecordLookup& lookup,
+// The fastest record of `workload_hash` in `log` on `record_target`
+// (KernelRecordTarget) whose trace replays on `default_func`, and the
+// schedule that replay made; a null `log` means no log: the default schedule.
+// Records found of which none replays are NoRecordReplays (naming `log_name`
+// and `workload_name`); the log's own errors are passed on.
+Result<ChosenSchedule> ChooseSchedule(database::TuningLog* log, const std::string& log_name,
+                                      std::string_view workload_hash, const std::string& workload_name,
+                                      const database::Target& record_target, const ir::PrimFunc& default_func);
+
+// Builds `schedule.func` for `target`: require_tuned, code generation, link,
+// header. It neither lowers the workload nor replays a trace (the Compile
+// service keys its cache on the chosen record between the two steps).
+Result<BuiltKernel> BuildKernel(const Workload& workload, const Target& target, const ChosenSchedule& schedule,
+                                const KernelBuildOptions& options, KernelBuildStage* failed_stage = nullptr);
+
+// All of it: lowers `workload` (once), ChooseSchedule from `log` (null: no
+// log) under options.fingerprint's record target, then BuildKernel. On
+// error, sets *failed_stage when given.
+Result<BuiltKernel> BuildKernelFromLog(const Workload& workload, const Target& target, database::TuningLog* log,
                                        const KernelBuildOptions& options,
                                        KernelBuildStage* failed_stage = nullptr);
-
-// The same for a caller that looked the best record up itself (the Compile
-// service keys its cache on it). best.level == kNone: the default.
-Result<BuiltKernel> BuildKernel(const Workload& workload, const Target& target, const database::BestRecord& best,
-                                const KernelBuildOptions& options, KernelBuildStage* failed_stage = nullptr);
 
 // The C header `tunefarm compile --header` writes for a built kernel of
 // `func` (exposed for tests; BuiltKernel::header already holds it).
