@@ -1,7 +1,7 @@
 // Candidates built on the tuner, measured by workers (tuner_side_build.h).
 // The build starts as the runner's does (PrepareCandidateProgram), so that a
 // record reads the same whichever side built it; only the last step differs:
-// EmitObject instead of JitCompile.
+// EmitObject of the target kind's code generator instead of JitCompile.
 #include "tunefarm/daemon/tuner_side_build.h"
 
 #include <algorithm>
@@ -9,7 +9,7 @@
 #include <chrono>
 #include <thread>
 
-#include "tunefarm/compiler/codegen/llvm/codegen_llvm.h"
+#include "tunefarm/compiler/codegen/codegen.h"
 #include "tunefarm/compiler/target.h"
 #include "tunefarm/measure/candidate_program.h"
 
@@ -41,7 +41,9 @@ CandidateBuild BuildCandidateObject(const MeasureInput& in, CandidatePrograms& p
   // The runner calls the prepack split's entries only (prepared_call.h).
   CodegenOptions codegen;
   codegen.whole_entry = false;
-  auto object = EmitObject(scheduled, target, codegen);
+  auto generator = CodeGeneratorFor(target);
+  if (!generator.ok()) return fail(MeasureErrorKind::kCompileError, "building on the tuner: " + generator.status().ToString());
+  auto object = (*generator)->EmitObject(scheduled, target, codegen);
   if (!object.ok()) return fail(MeasureErrorKind::kCompileError, "building on the tuner: " + object.status().ToString());
   if (max_object_bytes > 0 && object->size() > max_object_bytes) {
     return fail(MeasureErrorKind::kCompileError,

@@ -14,6 +14,7 @@
 
 #include "runner.h"
 #include "tunefarm/measure/timing.h"
+#include "tunefarm/compiler/codegen/codegen.h"
 #include "tunefarm/compiler/codegen/llvm/prepared_call.h"
 #include "tunefarm/compiler/target.h"
 #include "tunefarm/runtime/runtime.h"
@@ -83,9 +84,11 @@ void Session::Build(const MeasureInput& in, CandidatePrograms& programs, Built& 
   // Measurement calls the prepack split's entries only (prepared_call.h).
   CodegenOptions codegen;
   codegen.whole_entry = false;
-  auto kernel = in.object.empty()
-                    ? JitCompile(out.func, target, codegen)
-                    : JitLoadObject(in.object, out.func, target);
+  auto kernel = [&]() -> Result<std::unique_ptr<JitKernel>> {
+    if (!in.object.empty()) return JitLoadObject(in.object, out.func, target);
+    TF_ASSIGN_OR_RETURN(const CodeGenerator* generator, CodeGeneratorFor(target));
+    return generator->JitCompile(out.func, target, codegen);
+  }();
   if (!kernel.ok()) {
     std::string what = in.object.empty() ? "" : "loading the prebuilt object: ";
     return fail(MeasureErrorKind::kCompileError, what + kernel.status().ToString());
