@@ -1,11 +1,12 @@
-// Rule-set files for sketch policies (TOML, read with toml++).
+// The CPU rule set: its knobs' file (TOML, read with toml++) and its entry
+// in the table of rule sets per target kind (sketch_registry.h).
 #include <toml++/toml.h>
 
-#include <filesystem>
 #include <set>
 
 #include "tunefarm/compiler/schedule/trace_instructions.h"
 #include "tunefarm/tuner/sketch.h"
+#include "tunefarm/tuner/sketch_registry.h"
 
 namespace tunefarm::tuner {
 
@@ -82,20 +83,21 @@ Result<CpuSketchConfig> LoadCpuSketchConfig(const std::string& path) {
   return c;
 }
 
-Result<std::unique_ptr<SketchPolicy>> MakeSketchPolicy(const Target& target, const std::string& config_dir,
-                                                       const std::set<std::string>* replayable) {
-  if (target.kind != "llvm") {
-    return Status::Unimplemented("no sketch rules for target kind '" + target.kind + "' yet (only llvm CPU targets)");
-  }
-  std::string path = config_dir + "/sketch/cpu.toml";
-  CpuSketchConfig config;
-  if (!config_dir.empty() && std::filesystem::exists(path)) {
-    TF_ASSIGN_OR_RETURN(config, LoadCpuSketchConfig(path));
-  }
-  // Every other rule writes instructions that workers have replayed from the
-  // first version on; the padding rule came later.
-  if (replayable && !replayable->count(InstructionName(InstructionKind::kPadInput))) config.pad_inputs = false;
-  return MakeCpuSketchPolicy(std::move(config));
+SketchRuleSet CpuSketchRules() {
+  SketchRuleSet rules;
+  rules.config_file = "cpu.toml";
+  rules.make = [](const std::string& config_path,
+                  const std::set<std::string>* replayable) -> Result<std::unique_ptr<SketchPolicy>> {
+    CpuSketchConfig config;
+    if (!config_path.empty()) {
+      TF_ASSIGN_OR_RETURN(config, LoadCpuSketchConfig(config_path));
+    }
+    // Every other rule writes instructions that workers have replayed from the
+    // first version on; the padding rule came later.
+    if (replayable && !replayable->count(InstructionName(InstructionKind::kPadInput))) config.pad_inputs = false;
+    return MakeCpuSketchPolicy(std::move(config));
+  };
+  return rules;
 }
 
 }  // namespace tunefarm::tuner

@@ -3,9 +3,10 @@
 // A SketchPolicy applies a target's rules to a fresh Schedule of a workload's
 // default PrimFunc; every random choice goes through the schedule's sampling
 // instructions, so the resulting trace is one point of the design space and
-// its decisions are what the evolutionary search mutates. Rule parameters
-// come from configs/sketch/<target kind>.toml so that other targets (GPU,
-// ARM) add their own rule sets.
+// its decisions are what the evolutionary search mutates. Which rules a
+// target kind gets is a table (sketch_registry.h); each rule set reads its
+// knobs from its own file under configs/sketch/, so other targets (GPU, ARM)
+// add their own.
 #pragma once
 
 #include <cstdint>
@@ -82,11 +83,14 @@ class SketchPolicy {
 };
 
 std::unique_ptr<SketchPolicy> MakeCpuSketchPolicy(CpuSketchConfig config = {});
-// The policy for a target kind ("llvm": CPU rules from configs/sketch/cpu.toml
-// when `config_dir` has it, else the built-in defaults). With `replayable`
-// (the instructions the measuring workers replay) lacking pad_input, the
-// padding rule is off; every other rule writes instructions that workers
-// have replayed from the first version on.
+// The policy of the rules registered for the target's kind
+// (SketchRegistry::BuiltIn, sketch_registry.h: "llvm" gets the CPU rules),
+// with their knobs' file from `config_dir`/sketch/ when it is there, else
+// the built-in defaults. InvalidArgument naming the kind and the registered
+// ones for a kind without rules. With `replayable` (the instructions the
+// measuring workers replay) lacking pad_input, the padding rule is off;
+// every other rule writes instructions that workers have replayed from the
+// first version on.
 Result<std::unique_ptr<SketchPolicy>> MakeSketchPolicy(const Target& target, const std::string& config_dir,
                                                        const std::set<std::string>* replayable = nullptr);
 
