@@ -22,6 +22,7 @@
 #include "tunefarm/compiler/ir/ir_printer.h"
 #include "tunefarm/compiler/lower/lower.h"
 #include "tunefarm/compiler/codegen/llvm/toolchain.h"
+#include "tunefarm/compiler/target_fingerprint.h"
 #include "tunefarm/compiler/workload/workload_parser.h"
 #include "tunefarm/costmodel/cost_model.h"
 #include "tunefarm/database/database.h"
@@ -95,14 +96,8 @@ Result<TuneTask> MakeTuneTask(const Workload& w, double weight) {
 database::Target RecordTarget(const Target& t) {
   database::Target out;
   out.target = t.ToString();
-  out.fingerprint.isa = t.triple.substr(0, t.triple.find('-'));
-  std::stringstream features(t.features);
-  for (std::string f; std::getline(features, f, ',');) {
-    if (!f.empty()) out.fingerprint.features.push_back(f);
-  }
-  out.fingerprint.arch = t.cpu;
-  out.fingerprint.cores = int64_t(std::thread::hardware_concurrency());
-  out.fingerprint.toolchain = CodegenToolchain();
+  // The fingerprint a fleet worker on this machine registers with, too.
+  out.fingerprint = HostFingerprint(t, CodegenToolchain());
   database::CanonicalizeFingerprint(&out.fingerprint);
   return out;
 }

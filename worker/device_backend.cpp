@@ -1,6 +1,7 @@
 // The table of device backends (device_backend.h).
 #include "tunefarm/worker/device_backend.h"
 
+#include "tunefarm/common/hardware_fingerprint.h"
 #include "tunefarm/compiler/codegen/llvm/toolchain.h"
 #include "tunefarm/compiler/target.h"
 #include "tunefarm/worker/fleet_worker.h"
@@ -39,7 +40,7 @@ DeviceBackend TestBackend() {
   b.takes_test_latency = true;
   b.default_key = [] { return std::string("test"); };
   b.targets = [] { return std::vector<std::string>{}; };  // builds nothing: any target
-  b.toolchain = [] { return std::string("none (test device)"); };
+  b.toolchain = [] { return std::string(kTestDeviceToolchain); };
   b.make_measurer = [](const FleetWorkerOptions& o) -> Result<std::unique_ptr<Measurer>> {
     return std::unique_ptr<Measurer>(std::make_unique<TestDeviceMeasurer>(TestDeviceOptions{o.test_latency_ms}));
   };

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "tunefarm/compiler/target.h"
+#include "tunefarm/compiler/target_fingerprint.h"
 #include "tunefarm/compiler/schedule/trace.h"
 #include "tunefarm/v1/fleet.pb.h"
 #include "tunefarm/worker/fleet_worker.h"
@@ -22,25 +23,17 @@ std::string HostName() {
   return buf;
 }
 
+// The fingerprint the tuning log's records of local tuning on this machine
+// carry too (HostFingerprint), features as Target::Host() writes them; the
+// daemon sorts them as the log keeps them.
 v1::HardwareFingerprint Fingerprint(const DeviceBackend& device) {
-  const Target& host = Target::Host();
+  const HardwareFingerprint host = HostFingerprint(Target::Host(), device.toolchain());
   v1::HardwareFingerprint f;
-  f.set_isa(host.triple.substr(0, host.triple.find('-')));
-  f.set_arch(host.cpu);
-  // Target::Host() keeps only the features that differ from what the CPU
-  // name implies; with `arch` that still names the exact feature set. They are
-  // kept as written there ("+avx512f"), the form the tuning log's records of
-  // local tuning carry, so the same machine has one fingerprint either way.
-  size_t pos = 0;
-  while (pos < host.features.size()) {
-    size_t end = host.features.find(',', pos);
-    if (end == std::string::npos) end = host.features.size();
-    std::string feature = host.features.substr(pos, end - pos);
-    if (!feature.empty()) f.add_features(feature);
-    pos = end + 1;
-  }
-  f.set_cores(int64_t(std::thread::hardware_concurrency()));
-  f.set_toolchain(device.toolchain());
+  f.set_isa(host.isa);
+  for (const std::string& feature : host.features) f.add_features(feature);
+  f.set_arch(host.arch);
+  f.set_cores(host.cores);
+  f.set_toolchain(host.toolchain);
   return f;
 }
 

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tunefarm/common/hardware_fingerprint.h"
 #include "tunefarm/common/status.h"
 
 namespace tunefarm::database {
@@ -25,17 +26,9 @@ struct Workload {
   bool operator==(const Workload&) const = default;
 };
 
-// What the hardware that ran a measurement was. Two targets with equal
-// fingerprints ran on interchangeable devices.
-struct HardwareFingerprint {
-  std::string isa;                    // "x86_64", "aarch64", "cuda"
-  std::vector<std::string> features;  // "avx512f", "neon", ...: kept sorted and unique
-  std::string arch;                   // CPU model ("znver4") or GPU SM architecture ("sm_90")
-  int64_t cores = 0;                  // core count, or SM count for a GPU
-  std::string toolchain;              // "llvm-16.0.6", "cuda-12.4", ...
-
-  bool operator==(const HardwareFingerprint&) const = default;
-};
+// What the hardware that ran a measurement was (common/hardware_fingerprint.h).
+// Its features are kept sorted and unique in the log (CanonicalizeFingerprint).
+using HardwareFingerprint = tunefarm::HardwareFingerprint;
 
 // The full target string that code was generated for plus the fingerprint of
 // the device that ran it.
@@ -62,9 +55,9 @@ enum class ErrorKind : int {
 std::string_view ErrorKindName(ErrorKind kind);
 Result<ErrorKind> ParseErrorKind(std::string_view name);
 
-// The toolchain a test device (`tunefarm worker --device test`) reports in its
-// fingerprint: it builds nothing. Records that carry it are synthetic.
-inline constexpr std::string_view kTestDeviceToolchain = "none (test device)";
+// The toolchain a test device reports in its fingerprint: records that carry
+// it are synthetic (common/hardware_fingerprint.h).
+using tunefarm::kTestDeviceToolchain;
 
 // One measurement of one trace of one workload on one target. Records are
 // append-only: the database never updates one after it is committed.
