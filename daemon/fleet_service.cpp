@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "fleet_session.h"
+#include "tunefarm/compiler/schedule/trace_instructions.h"
 #include "tunefarm/compiler/target.h"
 #include "tunefarm/daemon/log_service.h"
 
@@ -57,15 +58,9 @@ grpc::Status ValidateRegister(const v1::Register& reg) {
 std::set<std::string> TraceInstructionsOf(const v1::Register& reg) {
   std::set<std::string> out(reg.trace_instructions().begin(), reg.trace_instructions().end());
   if (!out.empty()) return out;
-  // A worker from before Register listed its instructions replays these and
-  // no others: fixed, so that instructions added later are not taken to be
-  // known to it.
-  return {"get_block",   "get_loops",          "split",          "reorder",
-          "fuse",        "parallel",           "vectorize",      "unroll",
-          "bind",        "annotate",           "compute_at",     "reverse_compute_at",
-          "compute_inline", "reverse_compute_inline", "cache_read", "cache_write",
-          "pack_layout", "storage_align",      "rfactor",        "sample_compute_location",
-          "sample_perfect_tile", "sample_categorical"};
+  // A worker from before Register listed its instructions replays a fixed
+  // set, so that instructions added later are not taken to be known to it.
+  return UnlistedWorkerInstructionNames();
 }
 
 FleetServiceImpl::FleetServiceImpl(FleetDispatcher* dispatcher, rpc::ServerSecurity security, rpc::FleetLimits limits)

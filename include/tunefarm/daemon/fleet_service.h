@@ -70,8 +70,8 @@ class FleetServiceImpl final : public v1::Fleet::CallbackService {
 // Checks a registration; INVALID_ARGUMENT naming the bad field otherwise.
 grpc::Status ValidateRegister(const v1::Register& reg);
 // The schedule instructions a registering worker replays: those it lists, or,
-// for a worker of a version that lists none, the 22 instructions such
-// versions replay (all of today's but pad_input, added after them).
+// for a worker of a version that lists none, those such versions replay
+// (UnlistedWorkerInstructionNames, compiler/schedule/trace_instructions.h).
 std::set<std::string> TraceInstructionsOf(const v1::Register& reg);
 
 }  // namespace tunefarm::daemon
