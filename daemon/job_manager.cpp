@@ -1,6 +1,6 @@
 // Tuning jobs on the daemon (job_manager.h). Map:
 //   JobView <-> stored progress JSON  -- views of jobs from earlier daemon lives
-//   Submit / ResumeStored / Start     -- creating and starting job threads
+//   Submit / ResumeStored / Start     -- creating and starting job threads; the workloads parsed once
 //   WaitForDeviceKey                  -- a job whose key no worker serves waits, bounded, holding no slot
 //   RunJob                            -- one job: a TuningLoop through the fleet
 //   Get / List / Cancel / WaitForChange / Drain
@@ -15,7 +15,6 @@
 #include "tunefarm/compiler/target.h"
 #include "tunefarm/compiler/codegen/llvm/toolchain.h"
 #include "tunefarm/compiler/schedule/trace_instructions.h"
-#include "tunefarm/compiler/workload/workload_parser.h"
 #include "tunefarm/costmodel/cost_model.h"
 #include "tunefarm/database/database.h"
 #include "tunefarm/database/record.h"
@@ -24,7 +23,6 @@ namespace tunefarm::daemon {
 
 // The search this file drives (tuner/).
 using tuner::MachineSpeed;
-using tuner::MakeTuneTask;
 using tuner::Progress;
 using tuner::TaskStatus;
 using tuner::TuneOptions;
@@ -91,6 +89,12 @@ bool JobView::finished() const {
 
 struct JobManager::Job {
   JobSpec spec;
+  // The spec's workloads, parsed once (at submission, or when resumed), with
+  // their canonical texts and hashes: what the tuning loop tunes.
+  std::vector<TuneTask> tasks;
+  // Why a resumed job's stored workloads no longer parse: the job fails with
+  // it when it would start tuning.
+  Status tasks_status;
   JobView view;                      // GUARDED_BY(JobManager::mu_)
   std::atomic<bool> stop{false};     // end after the batch in flight
   std::atomic<bool> abort{false};    // abandon the batch in flight
@@ -114,7 +118,7 @@ Status JobManager::Store(Job& job) {
 }
 
 Result<JobView> JobManager::Submit(const JobSpec& spec, std::string job_id) {
-  TF_RETURN_IF_ERROR(ValidateJobSpec(spec));
+  TF_ASSIGN_OR_RETURN(std::vector<TuneTask> tasks, ParseJobSpec(spec));
   if (job_id.empty()) job_id = "job-" + database::NewRecordUid().substr(16);
   TF_RETURN_IF_ERROR(ValidateJobId(job_id));
   {
@@ -123,6 +127,7 @@ Result<JobView> JobManager::Submit(const JobSpec& spec, std::string job_id) {
   }
   auto job = std::make_shared<Job>();
   job->spec = spec;
+  job->tasks = std::move(tasks);
   job->view.device_key = spec.device_key;
   database::JobState& st = job->view.state;
   st.id = job_id;
@@ -174,6 +179,12 @@ Result<int> JobManager::ResumeStored() {
       continue;
     }
     job->spec = *spec;
+    auto tasks = ParseJobWorkloads(*spec);
+    if (tasks.ok()) {
+      job->tasks = std::move(tasks).value();
+    } else {
+      job->tasks_status = tasks.status();
+    }
     job->view.device_key = spec->device_key;
     job->view.tasks = TasksFromProgress(st.progress);
     spdlog::info("jobs: resuming {} ({} of {} trials done)", st.id, st.trials_done, st.trial_budget);
@@ -244,19 +255,7 @@ void JobManager::RunJob(std::shared_ptr<Job> job) {
   }
   if (st.ok() && !job->stop) {
     st = Store(*job);
-    std::vector<TuneTask> tasks;
-    for (size_t i = 0; st.ok() && i < job->spec.workloads.size(); ++i) {
-      ParseOptions po;
-      po.source_name = "workloads[" + std::to_string(i) + "]";
-      auto w = ParseWorkload(job->spec.workloads[i], po);
-      if (!w.ok()) {
-        st = w.status();
-        break;
-      }
-      auto task = MakeTuneTask(*w);
-      if (!task.ok()) st = task.status();
-      else tasks.push_back(std::move(task).value());
-    }
+    if (st.ok()) st = job->tasks_status;
     // What the device key's workers are: records carry their fingerprint, and
     // a target of plain "llvm" means their CPU, not this daemon's.
     std::optional<WorkerInfo> device;
@@ -323,7 +322,7 @@ void JobManager::RunJob(std::shared_ptr<Job> job) {
         Status s = Store(*job);
         if (!s.ok()) spdlog::error("jobs: {}: cannot store progress: {}", id, s.message());
       };
-      st = loop.Run(std::move(tasks), job->stop, on_progress);
+      st = loop.Run(job->tasks, job->stop, on_progress);
       for (const TaskStatus& t : loop.status()) {
         if (t.stale_records == 0) continue;
         spdlog::info("jobs: {}: {}: {} of the log's records were timed with {}; measured the {} fastest of them again",

@@ -1,5 +1,5 @@
-// JobSpec validation and its JSON, what the job table stores (job_manager.h):
-// every entry that creates or names a job checks it here, the same way.
+// JobSpec validation, parsing and JSON (job_spec.h): every entry that creates
+// or names a job checks it here, the same way.
 #include <nlohmann/json.hpp>
 
 #include <cctype>
@@ -8,7 +8,7 @@
 #include "tunefarm/common/quote.h"
 #include "tunefarm/compiler/target.h"
 #include "tunefarm/compiler/workload/workload_parser.h"
-#include "tunefarm/daemon/job_manager.h"
+#include "tunefarm/daemon/job_spec.h"
 
 namespace tunefarm::daemon {
 
@@ -27,6 +27,15 @@ bool ValidId(const std::string& id) {
   return true;
 }
 
+// Workload i of the spec, parsed, with its canonical text and structural
+// hash; the parser's error names it "workloads[i]".
+Result<tuner::TuneTask> ParseJobWorkload(const JobSpec& spec, size_t i) {
+  ParseOptions po;
+  po.source_name = "workloads[" + std::to_string(i) + "]";
+  TF_ASSIGN_OR_RETURN(Workload w, ParseWorkload(spec.workloads[i], po));
+  return tuner::MakeTuneTask(w);
+}
+
 }  // namespace
 
 Status ValidateJobId(std::string_view id, std::string_view field) {
@@ -35,21 +44,31 @@ Status ValidateJobId(std::string_view id, std::string_view field) {
   return Status::InvalidArgument(std::string(field) + ": " + QuoteInput(id) + " is not a job id (use 1 to 64 of [A-Za-z0-9_.-])");
 }
 
-Status ValidateJobSpec(const JobSpec& spec) {
+Result<std::vector<tuner::TuneTask>> ParseJobWorkloads(const JobSpec& spec) {
+  std::vector<tuner::TuneTask> tasks;
+  for (size_t i = 0; i < spec.workloads.size(); ++i) {
+    TF_ASSIGN_OR_RETURN(tuner::TuneTask task, ParseJobWorkload(spec, i));
+    tasks.push_back(std::move(task));
+  }
+  return tasks;
+}
+
+Status ValidateJobSpec(const JobSpec& spec) { return ParseJobSpec(spec).status(); }
+
+Result<std::vector<tuner::TuneTask>> ParseJobSpec(const JobSpec& spec) {
   if (spec.workloads.empty()) return Status::InvalidArgument("workloads: a job needs at least one workload");
   if (spec.workloads.size() > kMaxWorkloads) {
     return Status::InvalidArgument("workloads: at most " + std::to_string(kMaxWorkloads) + " per job, got " +
                                    std::to_string(spec.workloads.size()));
   }
+  std::vector<tuner::TuneTask> tasks;
   for (size_t i = 0; i < spec.workloads.size(); ++i) {
-    std::string field = "workloads[" + std::to_string(i) + "]";
     if (spec.workloads[i].size() > kMaxWorkloadBytes) {
-      return Status::InvalidArgument(field + ": larger than 64 KiB");
+      return Status::InvalidArgument("workloads[" + std::to_string(i) + "]: larger than 64 KiB");
     }
-    ParseOptions po;
-    po.source_name = field;
-    auto w = ParseWorkload(spec.workloads[i], po);
-    if (!w.ok()) return Status::InvalidArgument(w.status().message());
+    auto task = ParseJobWorkload(spec, i);
+    if (!task.ok()) return Status::InvalidArgument(task.status().message());
+    tasks.push_back(std::move(task).value());
   }
   auto target = ParseTargetField("target", spec.target);
   if (!target.ok()) return target.status();
@@ -67,7 +86,7 @@ Status ValidateJobSpec(const JobSpec& spec) {
     return Status::InvalidArgument("measure.min_repeat_ms: must be in 0..10000");
   }
   if (spec.num_threads < 0 || spec.num_threads > 1024) return Status::InvalidArgument("measure.num_threads: must be in 0..1024");
-  return Status::OK();
+  return tasks;
 }
 
 std::string JobSpecToJson(const JobSpec& s) {

@@ -205,6 +205,35 @@ TEST_F(JobManagerTest, CancelStopsAJobAndDrainLeavesItToResume) {
   EXPECT_EQ(done.state.trials_done, 64);
 }
 
+// A job's workloads are parsed once, when it is submitted or resumed; a
+// stored job whose workload text no longer parses (a newer daemon's language,
+// say) fails when it would start tuning, with the parser's message, once a
+// worker of its key is there -- where and how it always failed.
+TEST_F(JobManagerTest, AResumedJobWhoseWorkloadNoLongerParsesFailsWithTheParsersMessage) {
+  JobSpec spec = SmallJob("board", 8);
+  spec.workloads.push_back("workload broken(M = 4) {\n  A = input f32[M]\n  B[i] = A[i] +\n  output B\n}\n");
+  database::JobState stored;
+  stored.id = "from-an-older-life";
+  stored.status = database::JobStatus::kRunning;
+  stored.target = spec.target;
+  stored.spec = JobSpecToJson(spec);
+  stored.progress = "{}";
+  stored.trial_budget = spec.trials;
+  ASSERT_TRUE(db_->CreateJob(stored).ok());
+  FleetDispatcher fleet;
+  WorkerInfo board = ArmBoard();
+  board.device_key = "board";
+  FakeWorker worker(&fleet, board);
+  JobManager jobs(db_.get(), &fleet, {});
+  auto resumed = jobs.ResumeStored();
+  ASSERT_TRUE(resumed.ok()) << resumed.status().ToString();
+  EXPECT_EQ(*resumed, 1);
+  JobView failed = WaitEnded(jobs, "from-an-older-life");
+  EXPECT_EQ(failed.state.status, database::JobStatus::kFailed);
+  EXPECT_EQ(failed.state.error.rfind("workloads[1]:", 0), 0u) << failed.state.error;
+  EXPECT_EQ(failed.state.trials_done, 0);
+}
+
 // While a fleet is upgraded: a job whose worker is older (it replays every
 // instruction but pad_input) searches without the padding rule, so
 // none of its candidates is one that worker could not build; with an

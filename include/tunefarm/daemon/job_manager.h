@@ -31,6 +31,7 @@
 #include "tunefarm/common/status.h"
 #include "tunefarm/database/job.h"
 #include "tunefarm/daemon/fleet_dispatcher.h"
+#include "tunefarm/daemon/job_spec.h"
 #include "tunefarm/daemon/tuner_side_build.h"
 #include "tunefarm/tuner/tuning_loop.h"
 
@@ -39,29 +40,6 @@ class Database;
 }
 
 namespace tunefarm::daemon {
-
-// What a job tunes. Stored as JSON in JobState::spec.
-struct JobSpec {
-  std::vector<std::string> workloads;  // workload texts
-  std::string target = "llvm";
-  std::string device_key;
-  int trials = 200;
-  int batch_size = 16;
-  uint64_t seed = 1;
-  int repeat = 3;
-  double min_repeat_ms = 20;
-  int num_threads = 0;
-};
-
-// Checks a spec (workloads parse, target parses, ranges). InvalidArgument
-// names the field: "workloads[1]: <file:line:col: message>".
-Status ValidateJobSpec(const JobSpec& spec);
-// A job id as every Tuner call takes it (SubmitJob's job_id, GetJob, WatchJob,
-// CancelJob): 1 to 64 of [A-Za-z0-9_.-]. InvalidArgument naming `field` and
-// quoting the value, bounded (common/quote.h).
-Status ValidateJobId(std::string_view id, std::string_view field = "job_id");
-std::string JobSpecToJson(const JobSpec& spec);
-Result<JobSpec> JobSpecFromJson(const std::string& json);
 
 // A job as callers see it.
 struct JobView {
