@@ -4,7 +4,7 @@
 // stride classes). Everything here is copied out of the IR, so it stays valid
 // after a schedule primitive frees the nodes it was read from -- except
 // BlockInfo's pointers, which live as long as the PrimFunc they came from.
-// Internal to tuner/sketch_cpu.cpp.
+// Internal to the CPU rules (tuner/sketch_cpu.cpp, sketch_cpu_tiling.cpp).
 #pragma once
 
 #include <cstdint>
