@@ -1,12 +1,10 @@
 // Tuning jobs on the daemon (job_manager.h). Map:
-//   JobView <-> stored progress JSON  -- views of jobs from earlier daemon lives
 //   Submit / ResumeStored / Start     -- creating and starting job threads; the workloads parsed once
 //   WaitForDeviceKey                  -- a job whose key no worker serves waits, bounded, holding no slot
-//   RunJob                            -- one job: a TuningLoop through the fleet
+//   RunJob                            -- one job, in named steps: a slot, a TuningLoop through the fleet, the end
 //   Get / List / Cancel / WaitForChange / Drain
 #include "tunefarm/daemon/job_manager.h"
 
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include <cmath>
@@ -29,40 +27,7 @@ using tuner::TuneOptions;
 using tuner::TuneTask;
 using tuner::TuningLoop;
 
-using nlohmann::json;
-
 namespace {
-
-json TasksToJson(const std::vector<TaskStatus>& tasks) {
-  json arr = json::array();
-  for (const TaskStatus& t : tasks) {
-    arr.push_back({{"name", t.name}, {"hash", t.hash}, {"flops", t.flops}, {"trials", t.trials},
-                   {"errors", t.errors}, {"best_seconds", t.best_seconds}, {"best_record_id", t.best_record_id},
-                   {"default_seconds", t.default_seconds}, {"confirmations", t.confirmations}});
-  }
-  return arr;
-}
-
-std::vector<TaskStatus> TasksFromProgress(const std::string& progress) {
-  std::vector<TaskStatus> tasks;
-  json j = json::parse(progress, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object() || !j.contains("tasks") || !j["tasks"].is_array()) return tasks;
-  for (const json& t : j["tasks"]) {
-    if (!t.is_object()) continue;
-    TaskStatus s;
-    s.name = t.value("name", "");
-    s.hash = t.value("hash", "");
-    s.flops = t.value("flops", 0.0);
-    s.trials = t.value("trials", 0);
-    s.errors = t.value("errors", 0);
-    s.best_seconds = t.value("best_seconds", 0.0);
-    s.best_record_id = t.value("best_record_id", int64_t(0));
-    s.default_seconds = t.value("default_seconds", 0.0);
-    s.confirmations = t.value("confirmations", 0);
-    tasks.push_back(std::move(s));
-  }
-  return tasks;
-}
 
 // "600 s", "0.25 s".
 std::string Seconds(double s) {
@@ -77,6 +42,32 @@ std::string KeyList(const std::vector<std::string>& keys) {
   std::string out;
   for (const std::string& k : keys) out += (out.empty() ? "" : ", ") + k;
   return out;
+}
+
+// What a job's log says once its loop has run: stale records measured again,
+// batches timed on a slowed worker, the cost model's transfer dropped.
+void LogTuningSummary(const std::string& id, const TuningLoop& loop, const costmodel::XGBoostCostModel& model) {
+  for (const TaskStatus& t : loop.status()) {
+    if (t.stale_records == 0) continue;
+    spdlog::info("jobs: {}: {}: {} of the log's records were timed with {}; measured the {} fastest of them again",
+                 id, t.name, t.stale_records, t.stale_from, t.refreshed);
+  }
+  // Compared per worker: each machine of the key against its own fastest probe.
+  const MachineSpeed::Summary speed = loop.machine_speed().Summarize();
+  if (speed.slow_batches > 0) {
+    spdlog::warn("jobs: {}: {} of {} batches ({} kernels) were timed while a worker ran below {:.0f}% of its "
+                 "fastest speed in this job, the slowest at {:.0f}% (speed probe): those kernels look slower "
+                 "than they are",
+                 id, speed.slow_batches, speed.batches, speed.slow_results, MachineSpeed::kSlowSpeed * 100,
+                 speed.slowest * 100);
+  }
+  const costmodel::TransferReport& transfer = model.transfer_report();
+  if (transfer.dropped) {
+    spdlog::info("jobs: {}: the cost model dropped its {} transfer records after {} own records (pairwise on {} "
+                 "measured pairs: {:.2f} own records alone, {:.2f} with transfer)",
+                 id, transfer.transfer_records, transfer.own_records_at_drop, transfer.pairs, transfer.own_only,
+                 transfer.with_transfer);
+  }
 }
 
 }  // namespace
@@ -186,7 +177,7 @@ Result<int> JobManager::ResumeStored() {
       job->tasks_status = tasks.status();
     }
     job->view.device_key = spec->device_key;
-    job->view.tasks = TasksFromProgress(st.progress);
+    job->view.tasks = JobProgressFromJson(st.progress);
     spdlog::info("jobs: resuming {} ({} of {} trials done)", st.id, st.trials_done, st.trial_budget);
     Start(job);
     ++resumed;
@@ -238,120 +229,114 @@ Status JobManager::WaitForDeviceKey(Job& job) {
 }
 
 void JobManager::RunJob(std::shared_ptr<Job> job) {
-  const std::string& id = job->view.state.id;
   // A job whose key no worker serves waits here, pending: it must not hold
   // one of the max_running_jobs slots that jobs with workers need.
   Status st = WaitForDeviceKey(*job);
-  bool got_slot = false;
-  if (st.ok()) {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] { return running_ < options_.max_running_jobs || job->stop; });
-    if (!job->stop) {
-      ++running_;
-      got_slot = true;
-      job->view.state.status = database::JobStatus::kRunning;
-      ++job->view.version;
-    }
+  const bool got_slot = st.ok() && TakeRunningSlot(*job);
+  if (got_slot && !job->stop) st = Tune(*job);
+  Finish(*job, st, got_slot);
+}
+
+bool JobManager::TakeRunningSlot(Job& job) {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [&] { return running_ < options_.max_running_jobs || job.stop; });
+  if (job.stop) return false;
+  ++running_;
+  job.view.state.status = database::JobStatus::kRunning;
+  ++job.view.version;
+  return true;
+}
+
+Status JobManager::Tune(Job& job) {
+  TF_RETURN_IF_ERROR(Store(job));
+  TF_RETURN_IF_ERROR(job.tasks_status);
+  // What the device key's workers are: records carry their fingerprint, and
+  // a target of plain "llvm" means their CPU, not this daemon's.
+  std::optional<WorkerInfo> device;
+  while (!device && !job.stop) {
+    device = fleet_->DeviceKeyInfo(job.spec.device_key, std::chrono::seconds(1), &job.stop);
   }
-  if (st.ok() && !job->stop) {
-    st = Store(*job);
-    if (st.ok()) st = job->tasks_status;
-    // What the device key's workers are: records carry their fingerprint, and
-    // a target of plain "llvm" means their CPU, not this daemon's.
-    std::optional<WorkerInfo> device;
-    while (st.ok() && !device && !job->stop) {
-      device = fleet_->DeviceKeyInfo(job->spec.device_key, std::chrono::seconds(1), &job->stop);
-    }
-    std::string target_text = job->spec.target;
-    if (device && job->spec.target == "llvm" && !device->host_target.empty()) target_text = device->host_target;
-    auto target = Target::Parse(target_text);
-    if (st.ok() && !target.ok()) st = target.status();
-    if (st.ok() && device && !job->stop) {
-      TuneOptions options;
-      options.target = *target;
-      options.trials = job->spec.trials;
-      options.batch_size = job->spec.batch_size;
-      options.seed = job->spec.seed;
-      options.config_dir = options_.config_dir;
-      options.measure.repeat = job->spec.repeat;
-      options.measure.min_repeat_ms = job->spec.min_repeat_ms;
-      options.measure.num_threads = job->spec.num_threads;
-      options.device = job->spec.device_key;
-      options.device_fingerprint = device->fingerprint;
-      options.synthetic = device->synthetic;  // a test device's key: its records are never served
-      // While a fleet is upgraded, some workers of the key may be older: the
-      // search keeps to what every one of them replays.
-      options.replayable_instructions = fleet_->CommonInstructions(job->spec.device_key);
-      if (options.replayable_instructions &&
-          !options.replayable_instructions->count(InstructionName(InstructionKind::kPadInput))) {
-        spdlog::warn("jobs: {}: a worker of device key {} runs an older tunefarm that cannot replay pad_input: "
-                     "inputs are not padded in this job's kernels (upgrade the key's workers to search with padding)",
-                     id, job->spec.device_key);
-      }
-      FleetMeasurer fleet_measurer(fleet_, job->spec.device_key, &job->abort);
-      TunerSideBuildMeasurer tuner_built(&fleet_measurer, options_.tuner_build);
-      bool build_here = options_.tuner_built_device_keys.count(job->spec.device_key) > 0;
-      Measurer* measurer = build_here ? static_cast<Measurer*>(&tuner_built) : &fleet_measurer;
-      // The records name the code generator that made the timed code: the
-      // daemon's own when it builds the candidates.
-      if (build_here && options.device_fingerprint) options.device_fingerprint->toolchain = CodegenToolchain();
-      // Each record names the worker that measured it, and its fingerprint:
-      // while a key's workers are upgraded, not every one is the worker read above.
-      options.worker_fingerprint = [this, build_here](const std::string& worker) {
-        std::optional<database::HardwareFingerprint> fp = fleet_->WorkerFingerprint(worker);
-        if (fp && build_here) fp->toolchain = CodegenToolchain();
-        return fp;
-      };
-      if (build_here) {
-        spdlog::info("jobs: {}: candidates are built on the tuner for {} (device key {})", id,
-                     options.target.ToString(), job->spec.device_key);
-      }
-      costmodel::XGBoostCostModel model;
-      TuningLoop loop(options, db_, measurer, &model);
-      auto on_progress = [&](const Progress& p) {
-        {
-          std::lock_guard<std::mutex> lock(mu_);
-          job->view.tasks = *p.tasks;
-          job->view.state.trials_done = p.trials_done;
-          job->view.state.progress = json{{"tasks", TasksToJson(*p.tasks)}}.dump();
-          job->view.elapsed_s = p.elapsed_s;
-          job->view.eta_s = p.eta_s;
-          ++job->view.version;
-        }
-        cv_.notify_all();
-        Status s = Store(*job);
-        if (!s.ok()) spdlog::error("jobs: {}: cannot store progress: {}", id, s.message());
-      };
-      st = loop.Run(job->tasks, job->stop, on_progress);
-      for (const TaskStatus& t : loop.status()) {
-        if (t.stale_records == 0) continue;
-        spdlog::info("jobs: {}: {}: {} of the log's records were timed with {}; measured the {} fastest of them again",
-                     id, t.name, t.stale_records, t.stale_from, t.refreshed);
-      }
-      // Compared per worker: each machine of the key against its own fastest probe.
-      const MachineSpeed::Summary speed = loop.machine_speed().Summarize();
-      if (speed.slow_batches > 0) {
-        spdlog::warn("jobs: {}: {} of {} batches ({} kernels) were timed while a worker ran below {:.0f}% of its "
-                     "fastest speed in this job, the slowest at {:.0f}% (speed probe): those kernels look slower "
-                     "than they are",
-                     id, speed.slow_batches, speed.batches, speed.slow_results, MachineSpeed::kSlowSpeed * 100,
-                     speed.slowest * 100);
-      }
-      const costmodel::TransferReport& transfer = model.transfer_report();
-      if (transfer.dropped) {
-        spdlog::info("jobs: {}: the cost model dropped its {} transfer records after {} own records (pairwise on {} "
-                     "measured pairs: {:.2f} own records alone, {:.2f} with transfer)",
-                     id, transfer.transfer_records, transfer.own_records_at_drop, transfer.pairs, transfer.own_only,
-                     transfer.with_transfer);
-      }
-    }
+  std::string target_text = job.spec.target;
+  if (device && job.spec.target == "llvm" && !device->host_target.empty()) target_text = device->host_target;
+  TF_ASSIGN_OR_RETURN(Target target, Target::Parse(target_text));
+  if (!device || job.stop) return Status::OK();  // stopped while waiting
+
+  const bool build_here = options_.tuner_built_device_keys.count(job.spec.device_key) > 0;
+  TuneOptions options = JobTuneOptions(job, *device, target, build_here);
+  FleetMeasurer fleet_measurer(fleet_, job.spec.device_key, &job.abort);
+  TunerSideBuildMeasurer tuner_built(&fleet_measurer, options_.tuner_build);
+  Measurer* measurer = build_here ? static_cast<Measurer*>(&tuner_built) : &fleet_measurer;
+  costmodel::XGBoostCostModel model;
+  TuningLoop loop(options, db_, measurer, &model);
+  Status st = loop.Run(job.tasks, job.stop, [&](const Progress& p) { NoteProgress(job, p); });
+  LogTuningSummary(job.view.state.id, loop, model);
+  return st;
+}
+
+TuneOptions JobManager::JobTuneOptions(const Job& job, const WorkerInfo& device, const Target& target,
+                                       bool build_here) {
+  const std::string& id = job.view.state.id;
+  TuneOptions options;
+  options.target = target;
+  options.trials = job.spec.trials;
+  options.batch_size = job.spec.batch_size;
+  options.seed = job.spec.seed;
+  options.config_dir = options_.config_dir;
+  options.measure.repeat = job.spec.repeat;
+  options.measure.min_repeat_ms = job.spec.min_repeat_ms;
+  options.measure.num_threads = job.spec.num_threads;
+  options.device = job.spec.device_key;
+  options.device_fingerprint = device.fingerprint;
+  options.synthetic = device.synthetic;  // a test device's key: its records are never served
+  // While a fleet is upgraded, some workers of the key may be older: the
+  // search keeps to what every one of them replays.
+  options.replayable_instructions = fleet_->CommonInstructions(job.spec.device_key);
+  if (options.replayable_instructions &&
+      !options.replayable_instructions->count(InstructionName(InstructionKind::kPadInput))) {
+    spdlog::warn("jobs: {}: a worker of device key {} runs an older tunefarm that cannot replay pad_input: "
+                 "inputs are not padded in this job's kernels (upgrade the key's workers to search with padding)",
+                 id, job.spec.device_key);
   }
+  // The records name the code generator that made the timed code: the
+  // daemon's own when it builds the candidates.
+  if (build_here && options.device_fingerprint) options.device_fingerprint->toolchain = CodegenToolchain();
+  // Each record names the worker that measured it, and its fingerprint:
+  // while a key's workers are upgraded, not every one is the worker read above.
+  options.worker_fingerprint = [this, build_here](const std::string& worker) {
+    std::optional<database::HardwareFingerprint> fp = fleet_->WorkerFingerprint(worker);
+    if (fp && build_here) fp->toolchain = CodegenToolchain();
+    return fp;
+  };
+  if (build_here) {
+    spdlog::info("jobs: {}: candidates are built on the tuner for {} (device key {})", id, options.target.ToString(),
+                 job.spec.device_key);
+  }
+  return options;
+}
+
+void JobManager::NoteProgress(Job& job, const Progress& p) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    database::JobState& state = job->view.state;
+    job.view.tasks = *p.tasks;
+    job.view.state.trials_done = p.trials_done;
+    job.view.state.progress = JobProgressToJson(*p.tasks);
+    job.view.elapsed_s = p.elapsed_s;
+    job.view.eta_s = p.eta_s;
+    ++job.view.version;
+  }
+  cv_.notify_all();
+  Status s = Store(job);
+  if (!s.ok()) spdlog::error("jobs: {}: cannot store progress: {}", job.view.state.id, s.message());
+}
+
+void JobManager::Finish(Job& job, const Status& st, bool got_slot) {
+  const std::string& id = job.view.state.id;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    database::JobState& state = job.view.state;
     bool completed = st.ok() && state.trials_done >= state.trial_budget;
-    bool draining = job->stop && !job->cancelled && !completed;
-    if (job->cancelled) {
+    bool draining = job.stop && !job.cancelled && !completed;
+    if (job.cancelled) {
       state.status = database::JobStatus::kCancelled;
     } else if (draining) {
       // Shutting down: stays pending/running in the log, resumed on restart.
@@ -361,17 +346,16 @@ void JobManager::RunJob(std::shared_ptr<Job> job) {
       state.status = database::JobStatus::kFailed;
       state.error = st.message();
     }
-    ++job->view.version;
+    ++job.view.version;
   }
-  Status stored = Store(*job);
+  Status stored = Store(job);
   if (!stored.ok()) spdlog::error("jobs: {}: cannot store its final state: {}", id, stored.message());
-  spdlog::info("jobs: {} {} ({} of {} trials){}", id, database::JobStatusName(job->view.state.status),
-               job->view.state.trials_done, job->view.state.trial_budget,
-               st.ok() ? "" : ": " + st.message());
+  spdlog::info("jobs: {} {} ({} of {} trials){}", id, database::JobStatusName(job.view.state.status),
+               job.view.state.trials_done, job.view.state.trial_budget, st.ok() ? "" : ": " + st.message());
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (got_slot) --running_;
-    job->ended = true;
+    job.ended = true;
   }
   cv_.notify_all();
 }
@@ -386,7 +370,7 @@ Result<JobView> JobManager::Get(const std::string& job_id) {
   if (!stored) return Status::NotFound("no job '" + job_id + "'");
   JobView view;
   view.state = *stored;
-  view.tasks = TasksFromProgress(stored->progress);
+  view.tasks = JobProgressFromJson(stored->progress);
   if (auto spec = JobSpecFromJson(stored->spec); spec.ok()) view.device_key = spec->device_key;
   return view;
 }

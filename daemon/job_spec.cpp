@@ -1,5 +1,5 @@
-// JobSpec validation, parsing and JSON (job_spec.h): every entry that creates
-// or names a job checks it here, the same way.
+// JobSpec validation, parsing and JSON, and a job's progress JSON (job_spec.h):
+// every entry that creates or names a job checks it here, the same way.
 #include <nlohmann/json.hpp>
 
 #include <cctype>
@@ -34,6 +34,16 @@ Result<tuner::TuneTask> ParseJobWorkload(const JobSpec& spec, size_t i) {
   po.source_name = "workloads[" + std::to_string(i) + "]";
   TF_ASSIGN_OR_RETURN(Workload w, ParseWorkload(spec.workloads[i], po));
   return tuner::MakeTuneTask(w);
+}
+
+json TasksToJson(const std::vector<tuner::TaskStatus>& tasks) {
+  json arr = json::array();
+  for (const tuner::TaskStatus& t : tasks) {
+    arr.push_back({{"name", t.name}, {"hash", t.hash}, {"flops", t.flops}, {"trials", t.trials},
+                   {"errors", t.errors}, {"best_seconds", t.best_seconds}, {"best_record_id", t.best_record_id},
+                   {"default_seconds", t.default_seconds}, {"confirmations", t.confirmations}});
+  }
+  return arr;
 }
 
 }  // namespace
@@ -114,6 +124,31 @@ Result<JobSpec> JobSpecFromJson(const std::string& text) {
     return Status::Corruption(std::string("a stored job spec is incomplete: ") + e.what());
   }
   return s;
+}
+
+std::string JobProgressToJson(const std::vector<tuner::TaskStatus>& tasks) {
+  return json{{"tasks", TasksToJson(tasks)}}.dump();
+}
+
+std::vector<tuner::TaskStatus> JobProgressFromJson(const std::string& progress) {
+  std::vector<tuner::TaskStatus> tasks;
+  json j = json::parse(progress, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("tasks") || !j["tasks"].is_array()) return tasks;
+  for (const json& t : j["tasks"]) {
+    if (!t.is_object()) continue;
+    tuner::TaskStatus s;
+    s.name = t.value("name", "");
+    s.hash = t.value("hash", "");
+    s.flops = t.value("flops", 0.0);
+    s.trials = t.value("trials", 0);
+    s.errors = t.value("errors", 0);
+    s.best_seconds = t.value("best_seconds", 0.0);
+    s.best_record_id = t.value("best_record_id", int64_t(0));
+    s.default_seconds = t.value("default_seconds", 0.0);
+    s.confirmations = t.value("confirmations", 0);
+    tasks.push_back(std::move(s));
+  }
+  return tasks;
 }
 
 }  // namespace tunefarm::daemon

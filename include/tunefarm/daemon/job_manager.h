@@ -96,11 +96,28 @@ class JobManager {
  private:
   struct Job;
   void Start(std::shared_ptr<Job> job);
+  // A job's thread, in steps: WaitForDeviceKey, TakeRunningSlot, Tune, Finish.
   void RunJob(std::shared_ptr<Job> job);
   // Waits, holding no running slot, until a worker of the job's key is
   // connected; FailedPrecondition naming the key once device_key_wait_s
   // passes. OK also when the job is stopped meanwhile.
   Status WaitForDeviceKey(Job& job);
+  // Waits for one of max_running_jobs slots and marks the job running; false
+  // (no slot taken) when the job is stopped first.
+  bool TakeRunningSlot(Job& job);
+  // Stores the running state, then tunes the job's workloads through the
+  // fleet on its device key's workers until the budget is spent or the job is
+  // stopped. OK when stopped before it started.
+  Status Tune(Job& job);
+  // The job's TuneOptions on `device`'s workers, for `target` (a plain "llvm"
+  // spec resolved to their CPU); `build_here`: the daemon builds the
+  // candidates (tuner-built device key).
+  tuner::TuneOptions JobTuneOptions(const Job& job, const WorkerInfo& device, const Target& target, bool build_here);
+  // The view and the stored state after a batch.
+  void NoteProgress(Job& job, const tuner::Progress& progress);
+  // The job's final state from the run's status (cancelled, draining: kept
+  // for a restart, done, failed), stored; frees its slot; ends it.
+  void Finish(Job& job, const Status& st, bool got_slot);
   // The warning of a job whose key no connected worker serves.
   std::string UnservedKeyWarning(const std::string& device_key);
   Status Store(Job& job);  // writes state to the log; requires the job's lock not held

@@ -1,7 +1,7 @@
 // JobSpec: what a daemon job tunes, as submitted and as the job table stores
 // it (JSON in JobState::spec), and the checks every entry that creates or
 // names a job applies (SubmitJob, a compile miss's tuning job, the job id of
-// every Tuner call).
+// every Tuner call); and the job's progress as the table stores it.
 //
 // A job's workloads are parsed once, when it is submitted (ParseJobSpec) or,
 // after a restart, resumed (ParseJobWorkloads): the job keeps the typed
@@ -49,5 +49,11 @@ Result<std::vector<tuner::TuneTask>> ParseJobWorkloads(const JobSpec& spec);
 Status ValidateJobId(std::string_view id, std::string_view field = "job_id");
 std::string JobSpecToJson(const JobSpec& spec);
 Result<JobSpec> JobSpecFromJson(const std::string& json);
+
+// A job's progress as JobState::progress stores it ({"tasks": [...]}): how a
+// view of a job from an earlier daemon life gets its tasks back. Progress
+// that does not read is no tasks.
+std::string JobProgressToJson(const std::vector<tuner::TaskStatus>& tasks);
+std::vector<tuner::TaskStatus> JobProgressFromJson(const std::string& progress);
 
 }  // namespace tunefarm::daemon
