@@ -13,8 +13,35 @@
 namespace tunefarm::database {
 namespace {
 
-constexpr std::array<std::string_view, 7> kErrorKindNames = {
-    "none", "compile_error", "runtime_error", "timeout", "wrong_result", "worker_lost", "other"};
+// Every stored kind, in the list's order (common/error_kinds.h).
+constexpr ErrorKind kErrorKinds[] = {
+#define TF_STORED_ERROR_KIND_VALUE_(Kind, name, stored) ErrorKind::k##Kind,
+    TF_STORED_ERROR_KINDS(TF_STORED_ERROR_KIND_VALUE_)
+#undef TF_STORED_ERROR_KIND_VALUE_
+};
+
+// Whether `kind` is one of the enum's values (a record read or built with
+// another integer is not).
+bool IsKnownErrorKind(ErrorKind kind) {
+  switch (kind) {
+#define TF_STORED_ERROR_KIND_CASE_(Kind, name, stored) case ErrorKind::k##Kind:
+    TF_STORED_ERROR_KINDS(TF_STORED_ERROR_KIND_CASE_)
+#undef TF_STORED_ERROR_KIND_CASE_
+    return true;
+  }
+  return false;
+}
+
+// "none, compile_error, ... or other", for ParseErrorKind's message.
+std::string ExpectedErrorKindNames() {
+  std::string out;
+  const size_t n = std::size(kErrorKinds);
+  for (size_t i = 0; i < n; ++i) {
+    out += i == 0 ? "" : (i + 1 == n ? " or " : ", ");
+    out += ErrorKindName(kErrorKinds[i]);
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -33,17 +60,22 @@ bool IsValidUtf8(std::string_view text) {
 }
 
 std::string_view ErrorKindName(ErrorKind kind) {
-  auto index = static_cast<size_t>(kind);
-  return index < kErrorKindNames.size() ? kErrorKindNames[index] : "other";
+  switch (kind) {
+#define TF_STORED_ERROR_KIND_NAME_(Kind, name, stored) \
+  case ErrorKind::k##Kind:                            \
+    return name;
+    TF_STORED_ERROR_KINDS(TF_STORED_ERROR_KIND_NAME_)
+#undef TF_STORED_ERROR_KIND_NAME_
+  }
+  return "other";
 }
 
 Result<ErrorKind> ParseErrorKind(std::string_view name) {
-  for (size_t i = 0; i < kErrorKindNames.size(); ++i) {
-    if (kErrorKindNames[i] == name) return static_cast<ErrorKind>(i);
+  for (ErrorKind kind : kErrorKinds) {
+    if (ErrorKindName(kind) == name) return kind;
   }
-  return Status::InvalidArgument("unknown error kind '" + std::string(name) +
-                                 "' (expected none, compile_error, runtime_error, timeout, wrong_result, "
-                                 "worker_lost or other)");
+  return Status::InvalidArgument("unknown error kind '" + std::string(name) + "' (expected " +
+                                 ExpectedErrorKindNames() + ")");
 }
 
 std::optional<double> RecordTime(const std::vector<double>& run_secs) {
@@ -110,7 +142,7 @@ Status ValidateRecord(const TuningRecord& record) {
     return Status::InvalidArgument("failed record (" + std::string(ErrorKindName(record.error_kind)) +
                                    ") carries timings");
   }
-  if (static_cast<int>(record.error_kind) < 0 || static_cast<size_t>(record.error_kind) >= kErrorKindNames.size()) {
+  if (!IsKnownErrorKind(record.error_kind)) {
     return Status::InvalidArgument("record has an unknown error kind");
   }
   return Status::OK();

@@ -8,13 +8,11 @@ namespace tunefarm {
 
 const char* MeasureErrorKindName(MeasureErrorKind kind) {
   switch (kind) {
-    case MeasureErrorKind::kNone: return "none";
-    case MeasureErrorKind::kInvalidCandidate: return "invalid_candidate";
-    case MeasureErrorKind::kCompileError: return "compile_error";
-    case MeasureErrorKind::kRuntimeError: return "runtime_error";
-    case MeasureErrorKind::kTimeout: return "timeout";
-    case MeasureErrorKind::kWrongResult: return "wrong_result";
-    case MeasureErrorKind::kWorkerLost: return "worker_lost";
+#define TF_MEASURE_ERROR_KIND_NAME_(Kind, name, stored, wire, proto) \
+  case MeasureErrorKind::k##Kind:                                    \
+    return name;
+    TF_MEASURE_ERROR_KINDS(TF_MEASURE_ERROR_KIND_NAME_)
+#undef TF_MEASURE_ERROR_KIND_NAME_
   }
   return "unknown";
 }

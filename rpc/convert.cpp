@@ -5,27 +5,36 @@ namespace tunefarm::rpc {
 
 namespace {
 
+// Every measured kind's wire number is its proto enumerator's, and every
+// proto enumerator is a measured kind (common/error_kinds.h).
+#define TF_CHECK_WIRE_NUMBER_(Kind, name, stored, wire, proto)                  \
+  static_assert(v1::proto == (wire), "tunefarm.v1." #proto " is not the number " \
+                                     "common/error_kinds.h gives " name);
+TF_MEASURE_ERROR_KINDS(TF_CHECK_WIRE_NUMBER_)
+#undef TF_CHECK_WIRE_NUMBER_
+#define TF_COUNT_KIND_(...) +1
+static_assert(v1::MeasureError_ARRAYSIZE == 0 TF_MEASURE_ERROR_KINDS(TF_COUNT_KIND_),
+              "tunefarm.v1.MeasureError has a value that common/error_kinds.h does not list");
+#undef TF_COUNT_KIND_
+
 v1::MeasureError ToProto(MeasureErrorKind kind) {
   switch (kind) {
-    case MeasureErrorKind::kNone: return v1::MEASURE_ERROR_NONE;
-    case MeasureErrorKind::kInvalidCandidate: return v1::MEASURE_ERROR_INVALID_CANDIDATE;
-    case MeasureErrorKind::kCompileError: return v1::MEASURE_ERROR_COMPILE;
-    case MeasureErrorKind::kRuntimeError: return v1::MEASURE_ERROR_RUNTIME;
-    case MeasureErrorKind::kTimeout: return v1::MEASURE_ERROR_TIMEOUT;
-    case MeasureErrorKind::kWrongResult: return v1::MEASURE_ERROR_WRONG_RESULT;
-    case MeasureErrorKind::kWorkerLost: return v1::MEASURE_ERROR_WORKER_LOST;
+#define TF_TO_PROTO_(Kind, name, stored, wire, proto) \
+  case MeasureErrorKind::k##Kind:                    \
+    return v1::proto;
+    TF_MEASURE_ERROR_KINDS(TF_TO_PROTO_)
+#undef TF_TO_PROTO_
   }
   return v1::MEASURE_ERROR_WORKER_LOST;
 }
 
 MeasureErrorKind FromProto(v1::MeasureError error) {
   switch (error) {
-    case v1::MEASURE_ERROR_NONE: return MeasureErrorKind::kNone;
-    case v1::MEASURE_ERROR_INVALID_CANDIDATE: return MeasureErrorKind::kInvalidCandidate;
-    case v1::MEASURE_ERROR_COMPILE: return MeasureErrorKind::kCompileError;
-    case v1::MEASURE_ERROR_RUNTIME: return MeasureErrorKind::kRuntimeError;
-    case v1::MEASURE_ERROR_TIMEOUT: return MeasureErrorKind::kTimeout;
-    case v1::MEASURE_ERROR_WRONG_RESULT: return MeasureErrorKind::kWrongResult;
+#define TF_FROM_PROTO_(Kind, name, stored, wire, proto) \
+  case v1::proto:                                      \
+    return MeasureErrorKind::k##Kind;
+    TF_MEASURE_ERROR_KINDS(TF_FROM_PROTO_)
+#undef TF_FROM_PROTO_
     default: return MeasureErrorKind::kWorkerLost;  // unknown values from a newer peer
   }
 }

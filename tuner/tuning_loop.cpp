@@ -58,16 +58,7 @@ class CostModelScorer : public CandidateScorer {
 };
 
 database::ErrorKind ToRecordError(MeasureErrorKind kind) {
-  switch (kind) {
-    case MeasureErrorKind::kNone: return database::ErrorKind::kNone;
-    case MeasureErrorKind::kCompileError:
-    case MeasureErrorKind::kInvalidCandidate: return database::ErrorKind::kCompileError;
-    case MeasureErrorKind::kRuntimeError: return database::ErrorKind::kRuntimeError;
-    case MeasureErrorKind::kTimeout: return database::ErrorKind::kTimeout;
-    case MeasureErrorKind::kWrongResult: return database::ErrorKind::kWrongResult;
-    case MeasureErrorKind::kWorkerLost: return database::ErrorKind::kWorkerLost;
-  }
-  return database::ErrorKind::kOther;
+  return RecordedErrorKind<database::ErrorKind>(kind);  // common/error_kinds.h
 }
 
 // A measurement's time as the log keeps it (database::RecordTime).

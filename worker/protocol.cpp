@@ -159,11 +159,10 @@ MeasureOptions OptionsFromJson(const json& j) {
 }
 
 MeasureErrorKind ErrorKindFromName(std::string_view name) {
-  for (auto kind : {MeasureErrorKind::kNone, MeasureErrorKind::kInvalidCandidate, MeasureErrorKind::kCompileError,
-                    MeasureErrorKind::kRuntimeError, MeasureErrorKind::kTimeout, MeasureErrorKind::kWrongResult,
-                    MeasureErrorKind::kWorkerLost}) {
-    if (name == MeasureErrorKindName(kind)) return kind;
-  }
+#define TF_KIND_FROM_NAME_(Kind, text, stored, wire, proto) \
+  if (name == (text)) return MeasureErrorKind::k##Kind;
+  TF_MEASURE_ERROR_KINDS(TF_KIND_FROM_NAME_)
+#undef TF_KIND_FROM_NAME_
   return MeasureErrorKind::kWorkerLost;
 }
 

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tunefarm/common/error_kinds.h"
 #include "tunefarm/common/hardware_fingerprint.h"
 #include "tunefarm/common/status.h"
 
@@ -39,19 +40,18 @@ struct Target {
   bool operator==(const Target&) const = default;
 };
 
-// How a measurement failed. kNone means it succeeded and has timings.
+// How a measurement failed. kNone means it succeeded and has timings. The
+// kinds, their names and the integers stored in the log, which are these
+// values, are the list in common/error_kinds.h (TF_STORED_ERROR_KINDS).
 enum class ErrorKind : int {
-  kNone = 0,
-  kCompileError = 1,
-  kRuntimeError = 2,
-  kTimeout = 3,
-  kWrongResult = 4,
-  kWorkerLost = 5,
-  kOther = 6,
+#define TF_STORED_ERROR_KIND_ENUMERATOR_(Kind, name, stored) k##Kind = stored,
+  TF_STORED_ERROR_KINDS(TF_STORED_ERROR_KIND_ENUMERATOR_)
+#undef TF_STORED_ERROR_KIND_ENUMERATOR_
 };
 
 // "none", "compile_error", "runtime_error", "timeout", "wrong_result",
-// "worker_lost", "other": the names used in JSON Lines and the CLI.
+// "worker_lost", "other": the names used in JSON Lines and the CLI. A value
+// outside the enum is "other".
 std::string_view ErrorKindName(ErrorKind kind);
 Result<ErrorKind> ParseErrorKind(std::string_view name);
 

@@ -11,18 +11,18 @@
 #include <string>
 #include <vector>
 
+#include "tunefarm/common/error_kinds.h"
 #include "tunefarm/common/status.h"
 
 namespace tunefarm {
 
+// How a measurement failed (kNone: it did not). The kinds, what each means,
+// their names and their numbers on the wire, which are these values, are
+// the list in common/error_kinds.h.
 enum class MeasureErrorKind : uint8_t {
-  kNone = 0,
-  kInvalidCandidate,  // the trace does not apply to the workload
-  kCompileError,
-  kRuntimeError,      // crashed (signal) or returned an error
-  kTimeout,           // build or run exceeded its deadline
-  kWrongResult,       // output differs from the reference
-  kWorkerLost,        // the measuring process vanished for another reason
+#define TF_MEASURE_ERROR_KIND_ENUMERATOR_(Kind, name, stored, wire, proto) k##Kind = wire,
+  TF_MEASURE_ERROR_KINDS(TF_MEASURE_ERROR_KIND_ENUMERATOR_)
+#undef TF_MEASURE_ERROR_KIND_ENUMERATOR_
 };
 const char* MeasureErrorKindName(MeasureErrorKind kind);  // "compile_error", ...
 
