@@ -1,7 +1,5 @@
 #include "kernel_runner.h"
 
-#include "tunefarm/compiler/schedule/schedule.h"
-#include "tunefarm/compiler/schedule/trace.h"
 #include "tunefarm/compiler/workload/workload_parser.h"
 #include "tunefarm/measure/timing.h"
 #include "tunefarm/tuner/kernel_build.h"
@@ -65,21 +63,14 @@ Result<std::optional<LoggedSchedule>> FindLoggedSchedule(const std::string& db, 
   read_only.read_only = true;
   std::string system = system_db.empty() ? database::DefaultSystemDatabasePath() : system_db;
   TF_ASSIGN_OR_RETURN(auto logs, database::LayeredDatabase::Open(db, system, read_only, !system_db.empty()));
-  std::vector<tuner::PassedOverRecord> passed_over;
-  TF_ASSIGN_OR_RETURN(database::BestRecord best,
-                      logs->GetBest(StructuralHashHex(w), tuner::KernelRecordTarget(target, std::nullopt),
-                                    tuner::TraceReplaysOn(default_func, &passed_over)));
-  if (!best.record) {
-    if (!passed_over.empty()) return tuner::NoRecordReplays(passed_over, db, w.name);
-    return std::optional<LoggedSchedule>();
-  }
-  // The lookup replayed it already; a failure here would be a broken invariant.
-  TF_ASSIGN_OR_RETURN(Trace trace, Trace::Parse(best.record->trace));
-  Schedule sch(default_func);
-  Status applied = trace.ApplyTo(sch);
-  if (!applied.ok()) return Status::Internal("record #" + std::to_string(best.record->id) +
-                                             " replayed in the lookup but not here: " + applied.message());
-  return std::optional<LoggedSchedule>(LoggedSchedule{*best.record, best.layer, best.level, sch.func()});
+  // The lookup replays each candidate record's trace once and keeps the
+  // chosen one's schedule.
+  TF_ASSIGN_OR_RETURN(tuner::ChosenSchedule chosen,
+                      tuner::ChooseSchedule(logs.get(), db, StructuralHashHex(w), w.name,
+                                            tuner::KernelRecordTarget(target, std::nullopt), default_func));
+  if (!chosen.best.record) return std::optional<LoggedSchedule>();
+  return std::optional<LoggedSchedule>(
+      LoggedSchedule{*chosen.best.record, chosen.best.layer, chosen.best.level, std::move(chosen.func)});
 }
 
 std::vector<HostBuffer> MakeArguments(const ir::PrimFunc& f, uint64_t seed) {
