@@ -86,8 +86,7 @@ int TuningLoop::FinalReserve() const {
   return std::min(per_task * int(states_.size()), options_.trials / 8);
 }
 
-Status TuningLoop::RunFinalRound(const std::atomic<bool>& stop,
-                                 const std::function<void(size_t task, bool final_round)>& report) {
+Status TuningLoop::RunFinalRound(const std::atomic<bool>& stop, const Report& report) {
   const std::optional<ClosingPlan> plan = PlanOf(options_);
   if (!plan) return Status::OK();
   const bool final_round = FinalRoundOn(options_);
@@ -97,9 +96,7 @@ Status TuningLoop::RunFinalRound(const std::atomic<bool>& stop,
   for (bool measured = true; measured && !stop;) {
     measured = false;
     for (size_t i = 0; i < states_.size() && !stop; ++i) {
-      int done = 0;
-      for (const TaskStatus& s : status_) done += s.trials;
-      const int left = options_.trials - done;
+      const int left = options_.trials - TrialsDone();
       if (left <= 0) return Status::OK();  // a log at its budget: the final round is part of it
       TaskState& state = *states_[i];
       std::vector<std::pair<Candidate, int>> finalists;  // (program, measurements owed)
@@ -140,8 +137,7 @@ Status TuningLoop::RunFinalRound(const std::atomic<bool>& stop,
   return Status::OK();
 }
 
-Status TuningLoop::ConfirmLastBests(const std::atomic<bool>& stop,
-                                    const std::function<void(size_t task, bool final_round)>& report) {
+Status TuningLoop::ConfirmLastBests(const std::atomic<bool>& stop, const Report& report) {
   // The closing round's reserve covers two confirmations per task; a best that
   // falls back when measured again can hand the lead to another trace
   // measured once, and no job ends on such a best: it is measured again past
@@ -149,9 +145,7 @@ Status TuningLoop::ConfirmLastBests(const std::atomic<bool>& stop,
   for (size_t i = 0; i < states_.size(); ++i) {
     TaskState& state = *states_[i];
     while (state.unconfirmed_best && !stop) {
-      state.unconfirmed_best->times->confirm_tried = true;
-      std::vector<Candidate> batch{std::move(state.unconfirmed_best->candidate)};
-      state.unconfirmed_best.reset();
+      std::vector<Candidate> batch{*state.TakeUnconfirmedBest()};
       TF_RETURN_IF_ERROR(MeasureAndRecord(state, status_[i], std::move(batch), options_.measure, 1));
       if (report) report(i, false);
     }

@@ -1,8 +1,11 @@
 // What the tuning loop keeps per task between rounds (TuningLoop::TaskState).
-// Internal to the tuner: shared by tuning_loop.cpp and final_round.cpp.
+// Internal to the tuner: shared by tuning_loop.cpp, tuning_resume.cpp,
+// tuning_measure.cpp and final_round.cpp.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -12,6 +15,7 @@
 #include <vector>
 
 #include "tunefarm/compiler/ir/ir.h"
+#include "tunefarm/database/record.h"
 #include "tunefarm/tuner/search_strategy.h"
 #include "tunefarm/tuner/task_scheduler.h"
 #include "tunefarm/tuner/tuning_loop.h"
@@ -50,6 +54,25 @@ struct TuningLoop::TaskState {
   std::optional<PendingConfirmation> unconfirmed_best;
   std::vector<StaleSuccess> stale;      // until RefreshStaleRecords: then seeds in successes
   TaskHistory history;
+
+  // `successes` fastest first.
+  void SortSuccesses() {
+    std::sort(successes.begin(), successes.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  }
+  // The best to measure again, marked as tried (a trace is measured again as
+  // a confirmation once at most); nullopt when there is none.
+  std::optional<Candidate> TakeUnconfirmedBest() {
+    if (!unconfirmed_best) return std::nullopt;
+    unconfirmed_best->times->confirm_tried = true;
+    Candidate c = std::move(unconfirmed_best->candidate);
+    unconfirmed_best.reset();
+    return c;
+  }
 };
+
+// A measurement's time as the log keeps it (database::RecordTime).
+inline double RecordSeconds(const std::vector<double>& run_secs) {
+  return database::RecordTime(run_secs).value_or(std::numeric_limits<double>::infinity());
+}
 
 }  // namespace tunefarm::tuner

@@ -188,6 +188,35 @@ class TuningLoop {
 
  private:
   struct TaskState;
+  // `report(task, final_round)` after each measured batch: Progress to Run's on_progress.
+  using Report = std::function<void(size_t task, bool final_round)>;
+
+  // Run's steps, in order (tuning_loop.cpp).
+  // The target's sketch rules; nothing of an earlier Run kept.
+  Status Reset();
+  // Transfer: the model learns from the log's records of other workloads
+  // (TuneOptions::warm_start_records).
+  Status WarmStartModel(const std::vector<TuneTask>& tasks);
+  // Each task's state, its search (MakeSearchStrategy) and what the log
+  // holds of it (Resume).
+  Status StartTasks(std::vector<TuneTask> tasks);
+  // The untuned default of each task that has no time yet, the baseline of
+  // every speed-up.
+  Status MeasureBaselines(const std::atomic<bool>& stop);
+  Report MakeReport(int resumed_trials, const std::function<void(const Progress&)>& on_progress);
+  // Search rounds while the search's share of the budget lasts and some
+  // task's space has programs left.
+  Status SearchRounds(const std::atomic<bool>& stop, const Report& report);
+  // One round of task i: its best measured once, if any, and up to `want`
+  // candidates in all, measured. Marks the task exhausted when its search
+  // found nothing new. False when there was nothing to measure.
+  Result<bool> SearchRound(size_t i, int want, CandidateScorer& scorer, std::vector<bool>& exhausted);
+  // Up to n new candidates from task i's search, seeded by its fastest traces.
+  Result<std::vector<Candidate>> ProposeCandidates(size_t i, int n, CandidateScorer& scorer);
+  // Trials of every task, resumed ones too.
+  int TrialsDone() const;
+
+  // Reading a task's records back from the log (tuning_resume.cpp).
   Status Resume(TaskState& state, TaskStatus& status);
   // Measures again the fastest stale records that beat this run's best (up to
   // kRefreshLimit), then hands the rest to the search as seeds.
@@ -198,8 +227,25 @@ class TuningLoop {
   // The first `confirmations` candidates of the batch measure again a best
   // measured once (each trace at most once): recorded like the others, not
   // taught to the cost model a second time.
+  // Its steps and NoteUnconfirmedBest are in tuning_measure.cpp.
   Status MeasureAndRecord(TaskState& state, TaskStatus& status, std::vector<Candidate> batch,
                           const MeasureOptions& measure, size_t confirmations = 0);
+  // One result per input, or Cancelled when the measurer gave up on the batch.
+  Result<std::vector<MeasureResult>> MeasureBatch(const std::vector<MeasureInput>& inputs, const MeasureOptions& measure);
+  // The batch's machine speed (MachineSpeed), from its results' speed probes.
+  void NoteMachineSpeed(const TaskState& state, const TaskStatus& status, const std::vector<Candidate>& batch,
+                        const std::vector<MeasureResult>& results);
+  // The log's records of the batch's results.
+  std::vector<database::TuningRecord> RecordsOf(const TaskState& state, const std::vector<MeasureInput>& inputs,
+                                                const std::vector<MeasureResult>& results) const;
+  // Notes one result of candidate `c` (its trace text, its record's id): a
+  // trial, an error, or a time of the trace. The time when it ran and is a
+  // measured one.
+  std::optional<double> NoteResult(TaskState& state, TaskStatus& status, const Candidate& c, const std::string& text,
+                                   const MeasureResult& result, int64_t record_id);
+  // After a batch's results: the search's seeds in order, the best to measure
+  // again, the task's history and curve.
+  void NoteBatchDone(TaskState& state, TaskStatus& status, const std::vector<Candidate>& batch);
   // Sets state.unconfirmed_best when the task's best has one measurement and
   // was never measured again: the candidate of `batch` with its trace, else
   // its replay. With options_.confirm_best only; the untuned default never.
@@ -211,12 +257,11 @@ class TuningLoop {
   // Measures each task's fastest traces again, round after round, while the
   // budget lasts; a finalist measured slower lets the next trace in.
   // `report(task, final_round)` after each measured batch.
-  Status RunFinalRound(const std::atomic<bool>& stop, const std::function<void(size_t task, bool final_round)>& report);
+  Status RunFinalRound(const std::atomic<bool>& stop, const Report& report);
   // Measures again, one at a time and past the budget if need be, each
   // task's best while it has a single measurement (a confirmation that
   // fell back hands the lead to another such trace).
-  Status ConfirmLastBests(const std::atomic<bool>& stop,
-                          const std::function<void(size_t task, bool final_round)>& report);
+  Status ConfirmLastBests(const std::atomic<bool>& stop, const Report& report);
 
   TuneOptions options_;
   database::Database* db_;
