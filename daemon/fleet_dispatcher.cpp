@@ -122,14 +122,19 @@ bool Replays(const WorkerInfo& w, const std::set<std::string>& needs) {
   return std::all_of(needs.begin(), needs.end(), [&](const std::string& n) { return w.trace_instructions.count(n) > 0; });
 }
 
-// The instructions of a candidate's trace; none for the default schedule, and
-// none for text that does not parse (the worker answers that candidate).
-std::set<std::string> InstructionsOf(const std::string& trace_text) {
+// The instructions of a candidate's trace: its typed trace's when the tuner
+// handed one over, else its text's; none for the default schedule, and none
+// for text that does not parse (the worker answers that candidate).
+std::set<std::string> InstructionsOf(const MeasureInput& in) {
   std::set<std::string> out;
-  if (!TraceTextHasContent(trace_text)) return out;
-  auto trace = Trace::Parse(trace_text);
-  if (!trace.ok()) return out;
-  for (const Instruction& inst : trace->instructions()) out.insert(inst.name);
+  auto add = [&](const Trace& trace) {
+    for (const Instruction& inst : trace.instructions()) out.insert(inst.name);
+  };
+  if (in.trace) {
+    add(*in.trace);
+  } else if (TraceTextHasContent(in.trace_text)) {
+    if (auto parsed = Trace::Parse(in.trace_text); parsed.ok()) add(*parsed);
+  }
   return out;
 }
 
@@ -260,7 +265,7 @@ std::vector<MeasureResult> FleetDispatcher::Measure(const std::string& device_ke
   batch.options = options;
   // Parsed before taking the lock: every worker's results wait on it.
   std::vector<std::set<std::string>> needs;
-  for (const MeasureInput& in : inputs) needs.push_back(InstructionsOf(in.trace_text));
+  for (const MeasureInput& in : inputs) needs.push_back(InstructionsOf(in));
   std::unique_lock<std::mutex> lock(mu_);
   auto& queue = queues_[device_key];
   for (size_t i = 0; i < inputs.size(); ++i) {

@@ -1,6 +1,8 @@
 // The program a MeasureInput names (candidate_program.h).
 #include "tunefarm/measure/candidate_program.h"
 
+#include <optional>
+
 #include "tunefarm/compiler/lower/lower.h"
 #include "tunefarm/compiler/schedule/schedule.h"
 #include "tunefarm/compiler/schedule/trace.h"
@@ -78,9 +80,16 @@ CandidateProgram CandidatePrograms::Prepare(const MeasureInput& in) {
   if (shared->error != MeasureErrorKind::kNone) return fail(shared->error, shared->error_message);
   out.target = shared->target;
   out.func = shared->default_func;
-  if (TraceTextHasContent(in.trace_text)) {
-    auto trace = Trace::Parse(in.trace_text);
-    if (!trace.ok()) return fail(MeasureErrorKind::kInvalidCandidate, "trace: " + trace.status().message());
+  // The typed trace when the input carries one (same process as its maker),
+  // else the text, parsed here.
+  std::optional<Trace> parsed;
+  const Trace* trace = in.trace.get();
+  if (!trace && TraceTextHasContent(in.trace_text)) {
+    auto text = Trace::Parse(in.trace_text);
+    if (!text.ok()) return fail(MeasureErrorKind::kInvalidCandidate, "trace: " + text.status().message());
+    trace = &parsed.emplace(std::move(*text));
+  }
+  if (trace) {
     Schedule sch(shared->default_func);
     Status s = trace->ApplyTo(sch);
     if (!s.ok()) return fail(MeasureErrorKind::kInvalidCandidate, "trace: " + s.message());

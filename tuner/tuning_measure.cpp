@@ -24,12 +24,18 @@ database::ErrorKind ToRecordError(MeasureErrorKind kind) {
   return RecordedErrorKind<database::ErrorKind>(kind);  // common/error_kinds.h
 }
 
-// A batch as the measurer takes it: text only. The trace is printed here,
-// once per candidate: the text the measurer replays and the log keeps.
+// A batch as the measurer takes it. The trace is printed here, once per
+// candidate: the text a runner in another process replays and the log keeps;
+// the trace object goes along for measurers in this process (the fleet
+// dispatcher), which then parse nothing.
 std::vector<MeasureInput> MeasureInputsOf(const TuneTask& task, const Target& target,
                                           const std::vector<Candidate>& batch) {
   std::vector<MeasureInput> inputs;
-  for (const Candidate& c : batch) inputs.push_back({database::NewRecordUid(), task.text, c.trace.ToText(), target.ToString()});
+  for (const Candidate& c : batch) {
+    MeasureInput in{database::NewRecordUid(), task.text, c.trace.ToText(), target.ToString()};
+    in.trace = std::make_shared<const Trace>(c.trace);
+    inputs.push_back(std::move(in));
+  }
   return inputs;
 }
 

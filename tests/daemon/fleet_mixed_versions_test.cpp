@@ -88,7 +88,9 @@ class BatchThread {
   std::thread thread_;
 };
 
-TEST(FleetMixedVersions, PaddedTracesGoOnlyToWorkersThatReplayPadInput) {
+// With `typed`, each input also carries its trace as an object, as the
+// tuning loop's do: the dispatcher routes by it without parsing the text.
+void CheckPaddedTracesGoOnlyToWorkersThatReplayPadInput(bool typed) {
   FleetDispatcher fleet;
   RecordingWorker old_worker, new_worker;
   // The new worker takes two at a time: the old one has free slots all along.
@@ -99,6 +101,13 @@ TEST(FleetMixedVersions, PaddedTracesGoOnlyToWorkersThatReplayPadInput) {
   std::vector<MeasureInput> batch;
   for (int i = 0; i < 6; ++i) batch.push_back(Input("pad" + std::to_string(i), kPadTrace));
   for (int i = 0; i < 6; ++i) batch.push_back(Input("plain" + std::to_string(i), kPlainTrace));
+  if (typed) {
+    for (MeasureInput& in : batch) {
+      auto trace = Trace::Parse(in.trace_text);
+      ASSERT_TRUE(trace.ok()) << trace.status().ToString();
+      in.trace = std::make_shared<const Trace>(std::move(*trace));
+    }
+  }
   BatchThread job(fleet, batch);
   // Answer whatever each worker was sent until the batch is done.
   size_t answered_old = 0, answered_new = 0;
@@ -114,6 +123,14 @@ TEST(FleetMixedVersions, PaddedTracesGoOnlyToWorkersThatReplayPadInput) {
   ASSERT_EQ(results.size(), 12u);
   for (const MeasureResult& r : results) EXPECT_EQ(r.error, MeasureErrorKind::kNone) << r.candidate_id;
   for (int i = 0; i < 6; ++i) EXPECT_EQ(results[i].worker, new_id);
+}
+
+TEST(FleetMixedVersions, PaddedTracesGoOnlyToWorkersThatReplayPadInput) {
+  CheckPaddedTracesGoOnlyToWorkersThatReplayPadInput(/*typed=*/false);
+}
+
+TEST(FleetMixedVersions, TypedTracesAreRoutedByTheirInstructionsToo) {
+  CheckPaddedTracesGoOnlyToWorkersThatReplayPadInput(/*typed=*/true);
 }
 
 TEST(FleetMixedVersions, ACandidateNoConnectedWorkerReplaysIsAnsweredNamingTheInstructionAfterTheGrace) {

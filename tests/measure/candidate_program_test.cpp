@@ -101,6 +101,16 @@ TEST(CandidateProgramTest, ABatchLowersEachWorkloadOnceAndReplaysEachTrace) {
   board.target = "llvm -mtriple=aarch64-linux-gnu -mattr=+neon";
   EXPECT_TRUE(programs.Prepare(board).ok());
   EXPECT_EQ(programs.lowered_workloads(), 4);
+
+  // An input that carries its trace as an object is replayed from it: the
+  // same program as from its text, and its text is not read.
+  MeasureInput typed = Candidate("h", kMatmul);
+  auto parsed = Trace::Parse(trace);
+  ASSERT_TRUE(parsed.ok());
+  typed.trace = std::make_shared<const Trace>(std::move(*parsed));
+  CandidateProgram from_object = programs.Prepare(typed);
+  ASSERT_TRUE(from_object.ok()) << from_object.error_message;
+  EXPECT_EQ(ir::ToString(from_object.func), ir::ToString(prepared[0].func));
 }
 
 }  // namespace

@@ -16,6 +16,8 @@
 
 namespace tunefarm {
 
+class Trace;  // compiler/schedule/trace.h
+
 // How a measurement failed (kNone: it did not). The kinds, what each means,
 // their names and their numbers on the wire, which are these values, are
 // the list in common/error_kinds.h.
@@ -48,6 +50,12 @@ struct MeasureInput {
   // empty: the measurer builds it. The workload and trace are still needed
   // (buffer shapes, the reference), and must be what the object was built from.
   std::string object = {};  // "= {}": brace-initializers that stop at target need not name it
+  // The trace `trace_text` prints, when whoever made the input holds it as an
+  // object (the tuning loop does): consumers in the same process (the fleet
+  // dispatcher routing by instruction, the daemon's builds for boards) use it
+  // instead of parsing the text again. Null: parse trace_text. Only the text
+  // crosses a process boundary (the runner's JSON, the fleet's proto).
+  std::shared_ptr<const Trace> trace = {};
 };
 
 struct MeasureResult {
