@@ -158,11 +158,13 @@ Result<int64_t> Database::Prune(int k) {
       "    FROM (SELECT workload_id, target_id, synthetic, trace, avg(mean_sec) AS score, min(mean_sec),"
       "                 id AS fastest_id"
       "          FROM records GROUP BY workload_id, target_id, synthetic, trace"
-      "          HAVING count(mean_sec) > 0 AND sum(error_kind = 4) = 0)) AS kept"
+      "          HAVING count(mean_sec) > 0 AND sum(error_kind = ?2) = 0)) AS kept"
       "  ON records.workload_id = kept.workload_id AND records.target_id = kept.target_id"
       "    AND records.synthetic = kept.synthetic AND records.trace = kept.trace"
-      "  WHERE records.mean_sec IS NOT NULL AND kept.rank <= ?)"));
+      "  WHERE records.mean_sec IS NOT NULL AND kept.rank <= ?1)"));
   stmt.Bind(1, static_cast<int64_t>(k));
+  // A trace that once computed a wrong result is never kept as a best.
+  stmt.Bind(2, static_cast<int64_t>(ErrorKind::kWrongResult));
   TF_RETURN_IF_ERROR(stmt.Run());
   int64_t deleted = sqlite3_changes64(conn_->raw());
   TF_RETURN_IF_ERROR(txn.Commit());

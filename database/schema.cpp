@@ -21,6 +21,9 @@ namespace {
 
 // Migration i (1-based) brings a database from version i-1 to version i.
 // Never edit a shipped migration: append a new one and bump kSchemaVersion.
+// v1's CHECK writes the stored number of "no error" (common/error_kinds.h)
+// as a literal, so that number is pinned here.
+static_assert(static_cast<int>(ErrorKind::kNone) == 0, "records' CHECK in migration v1 stores no error as 0");
 constexpr std::array<const char*, kSchemaVersion> kMigrations = {
     // v1: workloads, targets with fingerprints, append-only records.
     R"sql(
