@@ -185,6 +185,29 @@ workload pconv(C = 3, H = 8, W = 8, K = 4, R = 3, S = 3) {
 }
 )";
 
+// An element-wise producer and consumer (inlining, compute locations).
+inline constexpr std::string_view kBiasRelu = R"(
+workload br(M = 6, N = 20) {
+  A    = input f32[M, N]
+  bias = input f32[N]
+  t[i, j] = A[i, j] + bias[j]
+  out[i, j] = max(t[i, j], 0.0)
+  output out
+}
+)";
+
+// A convolution written as the suite's C2D: padding is a guard on the input.
+inline constexpr std::string_view kGuardedConv = R"(
+workload gconv(N = 1, C = 3, H = 7, W = 6, K = 4, R = 3, S = 3, P = 1) {
+  X  = input f32[N, C, H, W]
+  Wt = input f32[K, C, R, S]
+  out[n, k, h: H + 2 * P - R + 1, w: W + 2 * P - S + 1] = sum(c: C, r: R, s: S)
+      select(h + r - P >= 0 && h + r - P < H && w + s - P >= 0 && w + s - P < W,
+             X[n, c, h + r - P, w + s - P], 0.0) * Wt[k, c, r, s]
+  output out
+}
+)";
+
 inline constexpr std::string_view kSoftmax = R"(
 workload sm(M = 6, N = 20) {
   X = input f32[M, N]

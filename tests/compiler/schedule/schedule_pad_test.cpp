@@ -10,18 +10,6 @@
 namespace tunefarm::testing {
 namespace {
 
-// A convolution written as the suite's C2D: padding is a guard on the input.
-constexpr std::string_view kGuardedConv = R"(
-workload gconv(N = 1, C = 3, H = 7, W = 6, K = 4, R = 3, S = 3, P = 1) {
-  X  = input f32[N, C, H, W]
-  Wt = input f32[K, C, R, S]
-  out[n, k, h: H + 2 * P - R + 1, w: W + 2 * P - S + 1] = sum(c: C, r: R, s: S)
-      select(h + r - P >= 0 && h + r - P < H && w + s - P >= 0 && w + s - P < W,
-             X[n, c, h + r - P, w + s - P], 0.0) * Wt[k, c, r, s]
-  output out
-}
-)";
-
 // Depthwise, as the suite's DEP, with the checks written the other way round.
 constexpr std::string_view kGuardedDepthwise = R"(
 workload gdep(C = 8, H = 6, W = 5, R = 3, S = 3) {

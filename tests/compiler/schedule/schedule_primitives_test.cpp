@@ -6,16 +6,6 @@
 namespace tunefarm::testing {
 namespace {
 
-constexpr std::string_view kBiasRelu = R"(
-workload br(M = 6, N = 20) {
-  A    = input f32[M, N]
-  bias = input f32[N]
-  t[i, j] = A[i, j] + bias[j]
-  out[i, j] = max(t[i, j], 0.0)
-  output out
-}
-)";
-
 // Loops of the named block.
 Result<std::vector<LoopRV>> Loops(Schedule& sch, const std::string& block) {
   TF_ASSIGN_OR_RETURN(BlockRV b, sch.GetBlock(block));
