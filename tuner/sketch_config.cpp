@@ -26,7 +26,7 @@ Result<CpuSketchConfig> LoadCpuSketchConfig(const std::string& path) {
                                               "rfactor_max_spatial", "rfactor_min_reduction",
                                               "register_tile_needs_reuse", "pad_inputs", "pad_root_min_reuse",
                                               "guarded_unroll_min_step",
-                                              "stride_classes_outer"};
+                                              "stride_classes_outer", "pad_vector_axis", "pad_axis_max_growth"};
   for (const auto& [key, value] : table) {
     if (!kKeys.count(std::string(key.str()))) {
       return Status::InvalidArgument(path + ": unknown key '" + std::string(key.str()) + "'");
@@ -70,6 +70,14 @@ Result<CpuSketchConfig> LoadCpuSketchConfig(const std::string& path) {
   TF_RETURN_IF_ERROR(get_int("pad_root_min_reuse", 0, int64_t(1) << 40, &c.pad_root_min_reuse));
   TF_RETURN_IF_ERROR(get_int("guarded_unroll_min_step", 0, int64_t(1) << 40, &c.guarded_unroll_min_step));
   TF_RETURN_IF_ERROR(get_bool("stride_classes_outer", &c.stride_classes_outer));
+  TF_RETURN_IF_ERROR(get_bool("pad_vector_axis", &c.pad_vector_axis));
+  if (const toml::node* n = table.get("pad_axis_max_growth")) {
+    auto v = n->value<double>();
+    if (!v || !(*v >= 1.0 && *v <= 16.0)) {
+      return Status::InvalidArgument(path + ": 'pad_axis_max_growth' must be a number in [1, 16]");
+    }
+    c.pad_axis_max_growth = *v;
+  }
   if (const toml::node* n = table.get("unroll_steps")) {
     const toml::array* arr = n->as_array();
     if (!arr || arr->empty()) return Status::InvalidArgument(path + ": 'unroll_steps' must be a non-empty array of integers");
@@ -93,8 +101,9 @@ SketchRuleSet CpuSketchRules() {
       TF_ASSIGN_OR_RETURN(config, LoadCpuSketchConfig(config_path));
     }
     // Every other rule writes instructions that workers have replayed from the
-    // first version on; the padding rule came later.
+    // first version on; the padding rules came later.
     if (replayable && !replayable->count(InstructionName(InstructionKind::kPadInput))) config.pad_inputs = false;
+    if (replayable && !replayable->count(InstructionName(InstructionKind::kPadAxis))) config.pad_vector_axis = false;
     return MakeCpuSketchPolicy(std::move(config));
   };
   return rules;

@@ -106,6 +106,7 @@ ReductionShape DescribeReduction(const Block* block, const Store* store) {
       shape.read_constant.push_back(l->buffer->constant);
       shape.read_elements.push_back(l->buffer->num_elements());
       shape.direct.emplace_back(spatial_vars.size(), false);
+      shape.uses.emplace_back(spatial_vars.size(), false);
     }
     // An input some dimension of which is the variable itself gives each
     // value of the axis its own elements; any other use (none, or inside
@@ -115,6 +116,9 @@ ReductionShape DescribeReduction(const Block* block, const Store* store) {
       for (const Expr& index : l->indices) own_elements = own_elements || index.as<Variable>() == spatial_vars[a];
       if (!own_elements) shape.reused[a] = true;
       if (own_elements) shape.direct[size_t(read_index)][a] = true;
+      for (const Expr& index : l->indices) {
+        if (UsesVar(index, spatial_vars[a])) shape.uses[size_t(read_index)][a] = true;
+      }
     }
     const bool constant_matrix = l->buffer->constant && l->indices.size() >= 2;
     const size_t last = constant_matrix ? l->indices.size() - 1 : 0;

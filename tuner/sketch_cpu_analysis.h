@@ -57,6 +57,9 @@ struct ReductionShape {
   // indexed by the variable itself (a depthwise convolution's image by n
   // and c, not by h and w, which reach it through a window).
   std::vector<std::vector<bool>> direct;
+  // Per read index, per spatial iter var: some index of the input uses the
+  // variable at all (directly or through a window such as w + s - P).
+  std::vector<std::vector<bool>> uses;
   // Per spatial iter var: S >= 2 when the body reads some (.. v ..) % S and
   // S divides the axis (a decomposed transposed convolution's (h + 1) % 2
   // picks its taps), else 0.

@@ -35,10 +35,11 @@ class ReductionTiler {
       : sch_(sch), config_(config), info_(info), shape_(DescribeReduction(info.block, info.store)),
         lanes_(config.vector_lanes), n_spatial_(shape_.spatial_extents.size()) {}
 
-  Status SampleVectorAxis();
+  Status SampleVectorAxis(bool has_epilogue);
   Status PadGuardedInputs();
   Status PackInputs();
   Status MakeEpilogue(const std::string& fused_consumer);
+  Status PadVectorAxis();
   Status CollectLoops();
   Status SampleStrideClasses();
   Status SplitLoops();
@@ -49,6 +50,8 @@ class ReductionTiler {
 
  private:
   Status PlaceCopy(const PackedCopy& p, std::vector<std::string>* placed);
+  Status CopyAxisInputs();
+  bool PadFits(size_t axis) const;
   std::optional<LoopRV> PaddedSliceLoop(int read_index) const;
   std::vector<double> UnrollWeights() const;
 
@@ -60,7 +63,9 @@ class ReductionTiler {
   const size_t n_spatial_;
   BlockRV block_;
   size_t axis_ = 0;             // the vector axis (a spatial axis index)
-  bool forced_lanes_ = false;   // its extent is a multiple of the vector
+  bool forced_lanes_ = false;   // split into whole vectors: its extent is a multiple of the vector, or padded to one
+  bool pad_axis_ = false;       // padded up to a multiple of the vector (pad_axis)
+  std::set<int> copied_;        // read indices the block reads through a copy
   bool axis_innermost_ = false;
   std::vector<PackedCopy> packed_;
   std::map<int, BlockRV> padded_;  // read index -> its padded copy, until packed
@@ -75,19 +80,45 @@ class ReductionTiler {
   LoopRV outer_;  // the fused, parallel outermost loop
 };
 
-Status ReductionTiler::SampleVectorAxis() {
+// The vector axis: the innermost spatial axis, or one whose extent is a
+// multiple of the vector, or -- padded -- one that is not. Padding needs an
+// accumulator or fused consumer to hold the padded tile. The innermost axis
+// may be padded or tiled by divisors of its extent, a sampled choice.
+Status ReductionTiler::SampleVectorAxis(bool has_epilogue) {
+  const bool can_pad = config_.pad_vector_axis && has_epilogue && shape_.stores_at_iter_vars;
   std::vector<int64_t> axis_choices;  // spatial axis indices
   for (size_t a = 0; a < n_spatial_; ++a) {
     if (a + 1 == n_spatial_ || (shape_.spatial_extents[a] % lanes_ == 0 && shape_.stores_at_iter_vars)) {
       axis_choices.push_back(int64_t(a));
     }
   }
+  // Axes that reach whole vectors only padded come last, so that an older
+  // trace's decision still names the axis it named.
+  for (size_t a = 0; can_pad && a + 1 < n_spatial_; ++a) {
+    if (shape_.spatial_extents[a] % lanes_ != 0 && PadFits(a)) axis_choices.push_back(int64_t(a));
+  }
   TF_ASSIGN_OR_RETURN(block_, sch_.GetBlock(info_.block->name));
   TF_ASSIGN_OR_RETURN(ValueRV axis_rv, sch_.SampleCategorical(axis_choices, std::vector<double>(axis_choices.size(), 1.0)));
   axis_ = size_t(sch_.Get(axis_rv));
-  forced_lanes_ = shape_.spatial_extents[axis_] % lanes_ == 0;
   axis_innermost_ = axis_ + 1 == n_spatial_;
+  const bool aligned = shape_.spatial_extents[axis_] % lanes_ == 0;
+  if (!aligned && can_pad && PadFits(axis_)) {
+    pad_axis_ = !axis_innermost_;
+    if (axis_innermost_) {
+      TF_ASSIGN_OR_RETURN(ValueRV pad, sch_.SampleCategorical({0, 1}, {1.0, 1.0}));
+      pad_axis_ = sch_.Get(pad) == 1;
+    }
+  }
+  forced_lanes_ = aligned || pad_axis_;
   return Status::OK();
+}
+
+// Padding an axis of extent E to whole vectors computes ceil(E / lanes) *
+// lanes of it: worth offering only where that is not mostly padding.
+bool ReductionTiler::PadFits(size_t axis) const {
+  const int64_t extent = shape_.spatial_extents[axis];
+  const int64_t padded = (extent + lanes_ - 1) / lanes_ * lanes_;
+  return double(padded) <= config_.pad_axis_max_growth * double(extent);
 }
 
 // Inputs read under padding guards (a convolution's): a zero-padded copy, so
@@ -135,16 +166,39 @@ Status ReductionTiler::PackInputs() {
       // A constant input's copy is made ahead of the calls: always at the root.
       packed_.push_back({copy, dim, dim, shape_.read_constant[size_t(read_index)], from_pad,
                          from_pad && pad_per_task_.count(read_index) > 0});
+      copied_.insert(read_index);
     }
     for (const auto& [read_index, dim] : shape_.constant_rows[axis_]) {
-      TF_ASSIGN_OR_RETURN(ValueRV panel, sch_.SampleCategorical({0, 1}, {1.0, 1.0}));
-      if (sch_.Get(panel) == 0) continue;
+      // Padded, the panels are what holds the zeros past the rows' end.
+      if (!pad_axis_) {
+        TF_ASSIGN_OR_RETURN(ValueRV panel, sch_.SampleCategorical({0, 1}, {1.0, 1.0}));
+        if (sch_.Get(panel) == 0) continue;
+      }
       TF_ASSIGN_OR_RETURN(BlockRV copy, sch_.CacheRead(block_, read_index, MemoryScope::kGlobal));
       packed_.push_back({copy, dim, 0, true, false});
+      copied_.insert(read_index);
     }
   }
   for (const auto& [read_index, copy] : padded_) {
     packed_.push_back({copy, -1, 0, false, true, pad_per_task_.count(read_index) > 0, read_index});
+    copied_.insert(read_index);
+  }
+  if (pad_axis_) TF_RETURN_IF_ERROR(CopyAxisInputs());
+  return Status::OK();
+}
+
+// A padded axis reads its inputs past their ends: each input it indexes is
+// read through a copy that pad_axis can grow with zeros, unless the read
+// sits under a padding guard that already bounds it (a convolution's input
+// whose guards are kept). A copy of a row-major input is a plain copy,
+// placed like a padded one.
+Status ReductionTiler::CopyAxisInputs() {
+  for (size_t r = 0; r < shape_.uses.size(); ++r) {
+    const int read_index = int(r);
+    if (!shape_.uses[r][axis_] || copied_.count(read_index) || sch_.CanPadInput(block_, read_index)) continue;
+    TF_ASSIGN_OR_RETURN(BlockRV copy, sch_.CacheRead(block_, read_index, MemoryScope::kGlobal));
+    packed_.push_back({copy, -1, 0, shape_.read_constant[r], false, false, read_index});
+    copied_.insert(read_index);
   }
   return Status::OK();
 }
@@ -157,6 +211,18 @@ Status ReductionTiler::MakeEpilogue(const std::string& fused_consumer) {
     TF_ASSIGN_OR_RETURN(epilogue_, sch_.CacheWrite(block_, MemoryScope::kLocal));
   }
   return Status::OK();
+}
+
+// The padded axis grows once the copies and the accumulator exist: they are
+// what holds the padding.
+Status ReductionTiler::PadVectorAxis() {
+  if (!pad_axis_) return Status::OK();
+  int iter_index = -1;
+  for (size_t i = 0, spatial = 0; i < shape_.kinds.size() && iter_index < 0; ++i) {
+    if (shape_.kinds[i] != IterKind::kSpatial) continue;
+    if (spatial++ == axis_) iter_index = int(i);
+  }
+  return sch_.PadAxis(block_, iter_index, lanes_);
 }
 
 // The block's loops; default nests list spatial loops first, then reduction loops.
@@ -307,7 +373,7 @@ Status ReductionTiler::PlaceCopy(const PackedCopy& p, std::vector<std::string>* 
   }
   if (!at_root) {
     std::optional<LoopRV> slice;
-    if (p.padded && p.dim < 0) slice = PaddedSliceLoop(p.read_index);
+    if (p.dim < 0) slice = PaddedSliceLoop(p.read_index);
     Status moved = sch_.ComputeAt(p.copy, slice ? *slice : outer_);
     if (!moved.ok() && slice) moved = sch_.ComputeAt(p.copy, outer_);
     // A padded copy whose region per task cannot be bounded (T2D's
@@ -316,9 +382,10 @@ Status ReductionTiler::PlaceCopy(const PackedCopy& p, std::vector<std::string>* 
     at_root = !moved.ok();
   }
   if (p.dim >= 0) TF_RETURN_IF_ERROR(sch_.PackLayout(p.copy, p.dim, lanes_, p.outer_position));
-  // A padded copy not re-laid out writes whole rows: one vector each (the
-  // guard becomes a masked load), not an element at a time.
-  if (p.padded && p.dim < 0) {
+  // A copy not re-laid out (padded, or of an input a padded axis reads)
+  // writes whole rows: one vector each (the guard becomes a masked load),
+  // not an element at a time.
+  if (p.dim < 0) {
     TF_ASSIGN_OR_RETURN(std::vector<LoopRV> copy_loops, sch_.GetLoops(p.copy));
     TF_ASSIGN_OR_RETURN(int64_t row, sch_.LoopExtent(copy_loops.back()));
     if (row > 1 && row <= config_.max_vector_lanes) TF_RETURN_IF_ERROR(sch_.Vectorize(copy_loops.back()));
@@ -330,10 +397,10 @@ Status ReductionTiler::PlaceCopy(const PackedCopy& p, std::vector<std::string>* 
   if (!at_root) return Status::OK();
   TF_ASSIGN_OR_RETURN(std::vector<LoopRV> copy_loops, sch_.GetLoops(p.copy));
   if (copy_loops.empty()) return Status::OK();
-  // A padded copy's leading loops (batch 1, channels) are fused so that every
-  // core gets rows to pad; the innermost row stays one loop.
-  if (p.padded && copy_loops.size() < 2) return Status::OK();
-  if (p.padded && copy_loops.size() > 2) {
+  // A row copy's leading loops (batch 1, channels) are fused so that every
+  // core gets rows to copy; the innermost row stays one loop.
+  if (p.dim < 0 && copy_loops.size() < 2) return Status::OK();
+  if (p.dim < 0 && copy_loops.size() > 2) {
     TF_ASSIGN_OR_RETURN(LoopRV fused, sch_.Fuse({copy_loops.begin(), copy_loops.end() - 1}));
     copy_loops = {fused};
   }
@@ -381,10 +448,11 @@ std::vector<double> ReductionTiler::UnrollWeights() const {
 Status TileReduction(Schedule& sch, const CpuSketchConfig& config, const BlockInfo& info,
                      const std::string& fused_consumer, std::vector<std::string>* placed) {
   ReductionTiler tiler(sch, config, info);
-  TF_RETURN_IF_ERROR(tiler.SampleVectorAxis());
+  TF_RETURN_IF_ERROR(tiler.SampleVectorAxis(!fused_consumer.empty() || config.cache_write));
   TF_RETURN_IF_ERROR(tiler.PadGuardedInputs());
   TF_RETURN_IF_ERROR(tiler.PackInputs());
   TF_RETURN_IF_ERROR(tiler.MakeEpilogue(fused_consumer));
+  TF_RETURN_IF_ERROR(tiler.PadVectorAxis());
   TF_RETURN_IF_ERROR(tiler.CollectLoops());
   TF_RETURN_IF_ERROR(tiler.SampleStrideClasses());
   TF_RETURN_IF_ERROR(tiler.SplitLoops());

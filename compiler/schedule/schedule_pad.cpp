@@ -50,11 +50,11 @@ std::pair<std::optional<int64_t>, std::optional<int64_t>> Offsets(const Expr& p,
   return {minus, plus};
 }
 
-// True if `check` is exactly one side of "indices[d] is inside [0, shape[d])"
-// for some dimension d: indices[d] >= 0, 0 <= indices[d], indices[d] < E,
-// indices[d] <= E - 1 and the like, in any arrangement the simplifier can
-// reduce to a constant difference.
-bool IsBoundsCheck(const Expr& check, const std::vector<Expr>& indices, const std::vector<int64_t>& shape) {
+}  // namespace
+
+namespace sched {
+
+BoundSide BoundsCheckSide(const Expr& check, const Expr& index, int64_t extent) {
   // Normalise to p >= 0 (strict: p > 0).
   Expr p;
   bool strict = false;
@@ -62,14 +62,27 @@ bool IsBoundsCheck(const Expr& check, const std::vector<Expr>& indices, const st
   else if (const auto* c = check.as<GT>()) p = Sub::Make(c->a, c->b), strict = true;
   else if (const auto* c = check.as<LE>()) p = Sub::Make(c->b, c->a);
   else if (const auto* c = check.as<LT>()) p = Sub::Make(c->b, c->a), strict = true;
-  else return false;
+  else return BoundSide::kNone;
+  if (p.dtype() != index.dtype()) return BoundSide::kNone;
+  auto [minus, plus] = Offsets(p, index);
+  // p = index + k: index >= -k (strict: index >= 1 - k); the lower bound is 0.
+  if (minus && (strict ? 1 - *minus : -*minus) == 0) return BoundSide::kLower;
+  // p = k - index: index <= k (strict: index <= k - 1); the upper bound is E - 1.
+  if (plus && (strict ? *plus - 1 : *plus) == extent - 1) return BoundSide::kUpper;
+  return BoundSide::kNone;
+}
+
+}  // namespace sched
+
+namespace {
+
+// True if `check` is exactly one side of "indices[d] is inside [0, shape[d])"
+// for some dimension d: indices[d] >= 0, 0 <= indices[d], indices[d] < E,
+// indices[d] <= E - 1 and the like, in any arrangement the simplifier can
+// reduce to a constant difference.
+bool IsBoundsCheck(const Expr& check, const std::vector<Expr>& indices, const std::vector<int64_t>& shape) {
   for (size_t d = 0; d < indices.size(); ++d) {
-    if (p.dtype() != indices[d].dtype()) continue;
-    auto [minus, plus] = Offsets(p, indices[d]);
-    // p = index + k: index >= -k (strict: index >= 1 - k); the lower bound is 0.
-    if (minus && (strict ? 1 - *minus : -*minus) == 0) return true;
-    // p = k - index: index <= k (strict: index <= k - 1); the upper bound is E - 1.
-    if (plus && (strict ? *plus - 1 : *plus) == shape[d] - 1) return true;
+    if (sched::BoundsCheckSide(check, indices[d], shape[d]) != sched::BoundSide::kNone) return true;
   }
   return false;
 }

@@ -70,6 +70,12 @@ ir::Stmt ReplaceBuffer(const ir::Stmt& s, const ir::BufferNode* from, const ir::
 // an enclosing Allocate; the error names the buffer and the block using it.
 Status CheckAllocationScopes(const ir::PrimFunc& f, const ir::Stmt& body);
 
+// Which side of "index inside [0, extent)" the comparison `check` tests:
+// index >= 0 (kLower), index < extent (kUpper), in any arrangement the
+// simplifier reduces to a constant difference; kNone for anything else.
+enum class BoundSide { kNone, kLower, kUpper };
+BoundSide BoundsCheckSide(const ir::Expr& check, const ir::Expr& index, int64_t extent);
+
 // A fresh name not used by any block, loop or buffer so far.
 std::string UniqueName(const ir::PrimFunc& f, const std::string& base);
 

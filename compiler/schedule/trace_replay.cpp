@@ -96,6 +96,12 @@ class TraceReplayer {
         TF_ASSIGN_OR_RETURN(BlockRV copy, Wrap(sch_.PadInput(b, int(read_index))));
         return Define({copy.id});
       }
+      case InstructionKind::kPadAxis: {
+        TF_ASSIGN_OR_RETURN(BlockRV b, Block(0));
+        TF_ASSIGN_OR_RETURN(int64_t axis, Int(1));
+        TF_ASSIGN_OR_RETURN(int64_t multiple, Int(2));
+        return Wrap(sch_.PadAxis(b, int(axis), multiple));
+      }
       case InstructionKind::kPackLayout: {
         TF_ASSIGN_OR_RETURN(BlockRV b, Block(0));
         TF_ASSIGN_OR_RETURN(int64_t dim, Int(1));

@@ -63,6 +63,15 @@ struct CpuSketchConfig {
   // the class loops put first inside each parallel task, a sampled choice:
   // every output of a register tile then reads the same weights.
   bool stride_classes_outer = true;
+  // A spatial axis whose extent is not a multiple of vector_lanes may be
+  // vectorized padded (pad_axis): the reduction computes whole vectors into
+  // a padded accumulator from zero-padded copies of its inputs, and only
+  // the valid part is stored. For the innermost axis this is a sampled
+  // choice beside its divisor tiles; another axis is offered only padded,
+  // and only where the padded extent is at most pad_axis_max_growth times
+  // the extent (a 7-wide axis would compute 16: more padding than work).
+  bool pad_vector_axis = true;
+  double pad_axis_max_growth = 2.0;
   // rfactor for reductions with little spatial parallelism: at most this many
   // output elements, over at least rfactor_min_reduction reduced elements.
   int64_t rfactor_max_spatial = 64;

@@ -78,6 +78,13 @@ std::vector<Scenario> Scenarios() {
          TF_ASSIGN_OR_RETURN(BlockRV b_copy, sch.CacheRead(c, 1, ir::MemoryScope::kGlobal));
          return sch.PackLayout(b_copy, 1, 16, 0);
        }},
+      {"pad_axis", kMatmul, {{"N", 13}, {"K", 6}},
+       [](Schedule& sch) -> Status {
+         TF_ASSIGN_OR_RETURN(BlockRV c, sch.GetBlock("C"));
+         TF_RETURN_IF_ERROR(sch.CacheRead(c, 1, ir::MemoryScope::kGlobal).status());
+         TF_RETURN_IF_ERROR(sch.CacheWrite(c, ir::MemoryScope::kLocal).status());
+         return sch.PadAxis(c, 1, 16);
+       }},
       {"bind", kMatmul, {},
        [](Schedule& sch) -> Status {
          TF_ASSIGN_OR_RETURN(BlockRV c, sch.GetBlock("C"));
@@ -149,7 +156,7 @@ TEST(TraceInstructionsTest, EveryListedInstructionIsRecordedAndReplays) {
 // Names and kinds are one-to-one, and the replayer's list is the whole list.
 TEST(TraceInstructionsTest, NamesAndKindsCorrespond) {
   const std::vector<InstructionKind>& kinds = AllInstructionKinds();
-  EXPECT_EQ(kinds.size(), 23u);
+  EXPECT_EQ(kinds.size(), 24u);
   std::set<std::string> names;
   for (InstructionKind kind : kinds) {
     std::string name = InstructionName(kind);

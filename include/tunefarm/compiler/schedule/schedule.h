@@ -106,6 +106,16 @@ class Schedule {
   Result<BlockRV> PadInput(BlockRV block, int read_index);
   // True if PadInput(block, read_index) would succeed (the sketch rules ask).
   bool CanPadInput(BlockRV block, int read_index) const;
+  // Pads spatial axis `axis` (an index into the block's iteration variables)
+  // up to a multiple of `multiple`: the block then computes a bigger tile of
+  // the intermediate buffer it writes, with no guard. Every input the axis
+  // indexes past its end must be read under a guard that bounds it (a
+  // convolution's padding select) or be an intermediate filled by one
+  // element-wise copy at the root (cache_read, pad_input), which grows and
+  // is filled with zeros past the old end. Consumers still read only the
+  // valid part, so results are unchanged. Call it before the axis's loop is
+  // split or fused and before the copies are placed (compute_at).
+  Status PadAxis(BlockRV block, int axis, int64_t multiple);
   // The block writes a new buffer of `scope`; a new block copies it to the
   // original buffer after it (place that block with ReverseComputeAt).
   Result<BlockRV> CacheWrite(BlockRV block, ir::MemoryScope scope);

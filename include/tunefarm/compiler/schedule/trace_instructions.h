@@ -51,6 +51,7 @@ namespace tunefarm {
   X(PackLayout, "pack_layout", kNone, true)                                          \
   X(StorageAlign, "storage_align", kNone, true)                                      \
   X(RFactor, "rfactor", kNone, true)                                                 \
+  X(PadAxis, "pad_axis", kNone, false)                                               \
   X(SampleComputeLocation, "sample_compute_location", kScalar, true)                 \
   X(SamplePerfectTile, "sample_perfect_tile", kList, true)                           \
   X(SampleCategorical, "sample_categorical", kScalar, true)
