@@ -1,4 +1,5 @@
-// Cache and layout primitives: cache_read, cache_write, pack_layout.
+// Cache and layout primitives: cache_read, cache_write, pack_layout,
+// split_phases.
 #include <algorithm>
 
 #include "schedule_utils.h"
@@ -124,6 +125,45 @@ Status Schedule::PackLayout(BlockRV block_rv, int dim, int64_t factor, int outer
   SetBody(sched::ReplaceBuffer(func_.body, buffer.get(), packed, remap));
   Record({InstructionKind::kPackLayout,
           {TraceArg::Ref(Name(block_rv)), TraceArg::Int(dim), TraceArg::Int(factor), TraceArg::Int(outer_position)}});
+  return Status::OK();
+}
+
+Status Schedule::SplitPhases(BlockRV block_rv, int dim, int64_t stride) {
+  TF_ASSIGN_OR_RETURN(std::string name, ResolveBlock(block_rv));
+  const Block* block = sched::FindBlock(func_.body, name);
+  const Store* store = sched::BlockStore(block);
+  auto fail = [&](const std::string& why) { return Status::InvalidArgument("split_phases(" + name + "): " + why); };
+  if (!store) return fail("the block's body is not a single store");
+  const Buffer& buffer = store->buffer;
+  const int rank = int(buffer->shape.size());
+  if (sched::IsParam(func_, buffer.get())) return fail(buffer->name + " is a function parameter; split a cache_read copy of it");
+  if (dim < 0 || dim >= rank) return fail("dimension " + std::to_string(dim) + " is out of range for " + buffer->name);
+  const int64_t extent = buffer->shape[size_t(dim)];
+  if (stride < 2 || stride > extent) {
+    return fail("stride " + std::to_string(stride) + " must be in [2, " + std::to_string(extent) + "] (the extent of dimension " +
+                std::to_string(dim) + ")");
+  }
+  // [.., E, ..] -> [.., stride, ceil(E / stride), ..]: phase q holds elements
+  // q, q + stride, q + 2 * stride, ...; a last phase may be one short (its
+  // last slot is never written nor read).
+  std::vector<int64_t> shape = buffer->shape;
+  shape[size_t(dim)] = stride;
+  shape.insert(shape.begin() + dim + 1, (extent + stride - 1) / stride);
+  Buffer phased = MakeBuffer(buffer->name, buffer->dtype, shape, buffer->scope);
+  auto remap = [dim, stride](const std::vector<Expr>& idx) {
+    std::vector<Expr> out;
+    for (size_t d = 0; d < idx.size(); ++d) {
+      if (int(d) != dim) {
+        out.push_back(idx[d]);
+        continue;
+      }
+      out.push_back(Simplify(Mod::Make(idx[d], Expr(stride))));
+      out.push_back(Simplify(Div::Make(idx[d], Expr(stride))));
+    }
+    return out;
+  };
+  SetBody(sched::ReplaceBuffer(func_.body, buffer.get(), phased, remap));
+  Record({InstructionKind::kSplitPhases, {TraceArg::Ref(Name(block_rv)), TraceArg::Int(dim), TraceArg::Int(stride)}});
   return Status::OK();
 }
 

@@ -102,6 +102,12 @@ class TraceReplayer {
         TF_ASSIGN_OR_RETURN(int64_t multiple, Int(2));
         return Wrap(sch_.PadAxis(b, int(axis), multiple));
       }
+      case InstructionKind::kSplitPhases: {
+        TF_ASSIGN_OR_RETURN(BlockRV b, Block(0));
+        TF_ASSIGN_OR_RETURN(int64_t dim, Int(1));
+        TF_ASSIGN_OR_RETURN(int64_t stride, Int(2));
+        return Wrap(sch_.SplitPhases(b, int(dim), stride));
+      }
       case InstructionKind::kPackLayout: {
         TF_ASSIGN_OR_RETURN(BlockRV b, Block(0));
         TF_ASSIGN_OR_RETURN(int64_t dim, Int(1));

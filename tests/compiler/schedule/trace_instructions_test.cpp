@@ -85,6 +85,12 @@ std::vector<Scenario> Scenarios() {
          TF_RETURN_IF_ERROR(sch.CacheWrite(c, ir::MemoryScope::kLocal).status());
          return sch.PadAxis(c, 1, 16);
        }},
+      {"split_phases", kMatmul, {{"K", 6}},
+       [](Schedule& sch) -> Status {
+         TF_ASSIGN_OR_RETURN(BlockRV c, sch.GetBlock("C"));
+         TF_ASSIGN_OR_RETURN(BlockRV a_copy, sch.CacheRead(c, 0, ir::MemoryScope::kGlobal));
+         return sch.SplitPhases(a_copy, 1, 2);
+       }},
       {"bind", kMatmul, {},
        [](Schedule& sch) -> Status {
          TF_ASSIGN_OR_RETURN(BlockRV c, sch.GetBlock("C"));
@@ -156,7 +162,7 @@ TEST(TraceInstructionsTest, EveryListedInstructionIsRecordedAndReplays) {
 // Names and kinds are one-to-one, and the replayer's list is the whole list.
 TEST(TraceInstructionsTest, NamesAndKindsCorrespond) {
   const std::vector<InstructionKind>& kinds = AllInstructionKinds();
-  EXPECT_EQ(kinds.size(), 24u);
+  EXPECT_EQ(kinds.size(), 25u);
   std::set<std::string> names;
   for (InstructionKind kind : kinds) {
     std::string name = InstructionName(kind);

@@ -125,6 +125,12 @@ class Schedule {
   // (dim 1, factor c, outer_position 1); a [K, N] weight packed into panels
   // [N/16, K, 16] is (dim 1, 16, outer_position 0). E must divide by factor.
   Status PackLayout(BlockRV block, int dim, int64_t factor, int outer_position);
+  // Splits dimension `dim` of the intermediate buffer `block` writes into its
+  // `stride` phases: [.., E, ..] becomes [.., stride, ceil(E / stride), ..]
+  // and element i goes to (i % stride, i / stride). A stride-2 convolution
+  // that reads X[.., 2 * w + s] then reads X[.., s % 2, w + s / 2]:
+  // contiguous along w, a vector load instead of a gather.
+  Status SplitPhases(BlockRV block, int dim, int64_t stride);
   // Pads the innermost dimension of the intermediate buffer `block` writes so
   // that the stride of dimension `axis` is congruent to `offset` modulo
   // `factor` (avoids cache-set or shared-memory bank conflicts).

@@ -52,6 +52,7 @@ namespace tunefarm {
   X(StorageAlign, "storage_align", kNone, true)                                      \
   X(RFactor, "rfactor", kNone, true)                                                 \
   X(PadAxis, "pad_axis", kNone, false)                                               \
+  X(SplitPhases, "split_phases", kNone, false)                                       \
   X(SampleComputeLocation, "sample_compute_location", kScalar, true)                 \
   X(SamplePerfectTile, "sample_perfect_tile", kList, true)                           \
   X(SampleCategorical, "sample_categorical", kScalar, true)
