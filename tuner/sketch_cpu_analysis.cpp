@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "tunefarm/compiler/ir/ir_visitor.h"
+#include "tunefarm/compiler/ir/linearize.h"
 
 namespace tunefarm::tuner::sketch_analysis {
 
@@ -62,6 +63,24 @@ bool ReadsAtIterVars(const Block* b, const BufferNode* buffer) {
   return ok;
 }
 
+namespace {
+
+// The coefficient of `v` in `index` when the index is linear in it (0 when
+// it does not use v), else 0: v inside a division or a product is no stride.
+int64_t LinearCoefficient(const Expr& index, const Variable* v) {
+  int64_t coefficient = 0;
+  const bool linear = Linearize(index, 1, [&](const Expr& term, int64_t scale) {
+    if (term.as<Variable>() == v) {
+      coefficient += scale;
+      return true;
+    }
+    return !UsesVar(term, v);
+  });
+  return linear ? coefficient : 0;
+}
+
+}  // namespace
+
 ReductionShape DescribeReduction(const Block* block, const Store* store) {
   ReductionShape shape;
   std::vector<const Variable*> spatial_vars;
@@ -107,6 +126,7 @@ ReductionShape DescribeReduction(const Block* block, const Store* store) {
       shape.read_elements.push_back(l->buffer->num_elements());
       shape.direct.emplace_back(spatial_vars.size(), false);
       shape.uses.emplace_back(spatial_vars.size(), false);
+      shape.strided_by.emplace_back(spatial_vars.size(), std::make_pair(-1, int64_t(0)));
     }
     // An input some dimension of which is the variable itself gives each
     // value of the axis its own elements; any other use (none, or inside
@@ -118,6 +138,11 @@ ReductionShape DescribeReduction(const Block* block, const Store* store) {
       if (own_elements) shape.direct[size_t(read_index)][a] = true;
       for (const Expr& index : l->indices) {
         if (UsesVar(index, spatial_vars[a])) shape.uses[size_t(read_index)][a] = true;
+      }
+      auto& strided = shape.strided_by[size_t(read_index)][a];
+      for (size_t d = 0; d < l->indices.size() && strided.first < 0; ++d) {
+        const int64_t s = LinearCoefficient(l->indices[d], spatial_vars[a]);
+        if (s >= 2) strided = {int(d), s};
       }
     }
     const bool constant_matrix = l->buffer->constant && l->indices.size() >= 2;

@@ -60,6 +60,10 @@ struct ReductionShape {
   // Per read index, per spatial iter var: some index of the input uses the
   // variable at all (directly or through a window such as w + s - P).
   std::vector<std::vector<bool>> uses;
+  // Per read index, per spatial iter var: (dimension, S) when the input is
+  // indexed S * v + (terms free of v) in that dimension with S >= 2 -- a
+  // stride-S convolution's image along w -- else (-1, 0).
+  std::vector<std::vector<std::pair<int, int64_t>>> strided_by;
   // Per spatial iter var: S >= 2 when the body reads some (.. v ..) % S and
   // S divides the axis (a decomposed transposed convolution's (h + 1) % 2
   // picks its taps), else 0.

@@ -25,7 +25,9 @@ struct PackedCopy {
   bool ahead;   // of a constant input: at the root, made ahead of the calls
   bool padded;  // made by pad_input
   bool per_task = false;  // a padded copy always computed per parallel task
-  int read_index = -1;    // of a padded copy: the input it pads
+  int read_index = -1;    // the input it copies
+  int phase_dim = -1;     // split into its stride phases along this dimension (split_phases)
+  int64_t phase_stride = 0;
 };
 
 // One reduction being tiled: what TileReduction's steps hand each other.
@@ -38,6 +40,7 @@ class ReductionTiler {
   Status SampleVectorAxis(bool has_epilogue);
   Status PadGuardedInputs();
   Status PackInputs();
+  Status SamplePhases();
   Status MakeEpilogue(const std::string& fused_consumer);
   Status PadVectorAxis();
   Status CollectLoops();
@@ -165,7 +168,7 @@ Status ReductionTiler::PackInputs() {
       }
       // A constant input's copy is made ahead of the calls: always at the root.
       packed_.push_back({copy, dim, dim, shape_.read_constant[size_t(read_index)], from_pad,
-                         from_pad && pad_per_task_.count(read_index) > 0});
+                         from_pad && pad_per_task_.count(read_index) > 0, read_index});
       copied_.insert(read_index);
     }
     for (const auto& [read_index, dim] : shape_.constant_rows[axis_]) {
@@ -175,7 +178,7 @@ Status ReductionTiler::PackInputs() {
         if (sch_.Get(panel) == 0) continue;
       }
       TF_ASSIGN_OR_RETURN(BlockRV copy, sch_.CacheRead(block_, read_index, MemoryScope::kGlobal));
-      packed_.push_back({copy, dim, 0, true, false});
+      packed_.push_back({copy, dim, 0, true, false, false, read_index});
       copied_.insert(read_index);
     }
   }
@@ -199,6 +202,32 @@ Status ReductionTiler::CopyAxisInputs() {
     TF_ASSIGN_OR_RETURN(BlockRV copy, sch_.CacheRead(block_, read_index, MemoryScope::kGlobal));
     packed_.push_back({copy, -1, 0, shape_.read_constant[r], false, false, read_index});
     copied_.insert(read_index);
+  }
+  return Status::OK();
+}
+
+// An input read with a stride S >= 2 along the vector axis (a stride-2
+// convolution's image along w: X[.., 2 * w + s]) gathers every vector it
+// loads. Read through a copy split into its S phases (split_phases) it
+// loads X[.., s % 2, w + s / 2], contiguous; a sampled choice per input,
+// since the copy costs a pass over the input with scattered stores. A
+// copy packed into panels is left as it is.
+Status ReductionTiler::SamplePhases() {
+  for (size_t r = 0; r < shape_.strided_by.size(); ++r) {
+    const auto [dim, stride] = shape_.strided_by[r][axis_];
+    if (stride < 2) continue;
+    auto copy = std::find_if(packed_.begin(), packed_.end(), [&](const PackedCopy& p) { return p.read_index == int(r); });
+    if (copy != packed_.end() && copy->dim >= 0) continue;
+    TF_ASSIGN_OR_RETURN(ValueRV phases, sch_.SampleCategorical({0, 1}, {1.0, 1.0}));
+    if (sch_.Get(phases) == 0) continue;
+    if (copy == packed_.end()) {
+      TF_ASSIGN_OR_RETURN(BlockRV plain, sch_.CacheRead(block_, int(r), MemoryScope::kGlobal));
+      packed_.push_back({plain, -1, 0, shape_.read_constant[r], false, false, int(r)});
+      copied_.insert(int(r));
+      copy = packed_.end() - 1;
+    }
+    copy->phase_dim = dim;
+    copy->phase_stride = stride;
   }
   return Status::OK();
 }
@@ -382,6 +411,8 @@ Status ReductionTiler::PlaceCopy(const PackedCopy& p, std::vector<std::string>* 
     at_root = !moved.ok();
   }
   if (p.dim >= 0) TF_RETURN_IF_ERROR(sch_.PackLayout(p.copy, p.dim, lanes_, p.outer_position));
+  // After compute_at: the region a task copies is found on the plain layout.
+  if (p.phase_dim >= 0) TF_RETURN_IF_ERROR(sch_.SplitPhases(p.copy, p.phase_dim, p.phase_stride));
   // A copy not re-laid out (padded, or of an input a padded axis reads)
   // writes whole rows: one vector each (the guard becomes a masked load),
   // not an element at a time.
@@ -451,6 +482,7 @@ Status TileReduction(Schedule& sch, const CpuSketchConfig& config, const BlockIn
   TF_RETURN_IF_ERROR(tiler.SampleVectorAxis(!fused_consumer.empty() || config.cache_write));
   TF_RETURN_IF_ERROR(tiler.PadGuardedInputs());
   TF_RETURN_IF_ERROR(tiler.PackInputs());
+  TF_RETURN_IF_ERROR(tiler.SamplePhases());
   TF_RETURN_IF_ERROR(tiler.MakeEpilogue(fused_consumer));
   TF_RETURN_IF_ERROR(tiler.PadVectorAxis());
   TF_RETURN_IF_ERROR(tiler.CollectLoops());

@@ -66,8 +66,7 @@ TEST(SplitPhasesTest, RequestsItCannotHonourAreErrors) {
   EXPECT_TRUE(IsInvalid(sch.SplitPhases(b, 3, 2), {"split_phases(out)", "function parameter", "cache_read"}));
   BlockRV x_pad = *sch.PadInput(b, 0);
   EXPECT_TRUE(IsInvalid(sch.SplitPhases(x_pad, 4, 2), {"dimension 4", "out of range"}));
-  EXPECT_TRUE(IsInvalid(sch.SplitPhases(x_pad, 3, 1), {"stride 1", "[2, 11]"}));
-  EXPECT_TRUE(IsInvalid(sch.SplitPhases(x_pad, 0, 2), {"stride 2", "[2, 1]"}));
+  EXPECT_TRUE(IsInvalid(sch.SplitPhases(x_pad, 3, 1), {"stride 1", "at least 2"}));
   EXPECT_EQ(sch.trace().ToText().find("split_phases"), std::string::npos);
 }
 
