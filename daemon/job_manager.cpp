@@ -291,11 +291,11 @@ TuneOptions JobManager::JobTuneOptions(const Job& job, const WorkerInfo& device,
   // While a fleet is upgraded, some workers of the key may be older: the
   // search keeps to what every one of them replays.
   options.replayable_instructions = fleet_->CommonInstructions(job.spec.device_key);
-  for (InstructionKind padding : {InstructionKind::kPadInput, InstructionKind::kPadAxis}) {
-    if (!options.replayable_instructions || options.replayable_instructions->count(InstructionName(padding))) continue;
+  for (InstructionKind rule : {InstructionKind::kPadInput, InstructionKind::kPadAxis, InstructionKind::kSplitPhases}) {
+    if (!options.replayable_instructions || options.replayable_instructions->count(InstructionName(rule))) continue;
     spdlog::warn("jobs: {}: a worker of device key {} runs an older tunefarm that cannot replay {}: "
                  "this job's kernels are searched without it (upgrade the key's workers to search with it)",
-                 id, job.spec.device_key, InstructionName(padding));
+                 id, job.spec.device_key, InstructionName(rule));
   }
   // The records name the code generator that made the timed code: the
   // daemon's own when it builds the candidates.

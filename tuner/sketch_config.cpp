@@ -26,7 +26,8 @@ Result<CpuSketchConfig> LoadCpuSketchConfig(const std::string& path) {
                                               "rfactor_max_spatial", "rfactor_min_reduction",
                                               "register_tile_needs_reuse", "pad_inputs", "pad_root_min_reuse",
                                               "guarded_unroll_min_step",
-                                              "stride_classes_outer", "pad_vector_axis", "pad_axis_max_growth"};
+                                              "stride_classes_outer", "pad_vector_axis", "pad_axis_max_growth",
+                                              "stride_phases"};
   for (const auto& [key, value] : table) {
     if (!kKeys.count(std::string(key.str()))) {
       return Status::InvalidArgument(path + ": unknown key '" + std::string(key.str()) + "'");
@@ -71,6 +72,7 @@ Result<CpuSketchConfig> LoadCpuSketchConfig(const std::string& path) {
   TF_RETURN_IF_ERROR(get_int("guarded_unroll_min_step", 0, int64_t(1) << 40, &c.guarded_unroll_min_step));
   TF_RETURN_IF_ERROR(get_bool("stride_classes_outer", &c.stride_classes_outer));
   TF_RETURN_IF_ERROR(get_bool("pad_vector_axis", &c.pad_vector_axis));
+  TF_RETURN_IF_ERROR(get_bool("stride_phases", &c.stride_phases));
   if (const toml::node* n = table.get("pad_axis_max_growth")) {
     auto v = n->value<double>();
     if (!v || !(*v >= 1.0 && *v <= 16.0)) {
@@ -104,6 +106,7 @@ SketchRuleSet CpuSketchRules() {
     // first version on; the padding rules came later.
     if (replayable && !replayable->count(InstructionName(InstructionKind::kPadInput))) config.pad_inputs = false;
     if (replayable && !replayable->count(InstructionName(InstructionKind::kPadAxis))) config.pad_vector_axis = false;
+    if (replayable && !replayable->count(InstructionName(InstructionKind::kSplitPhases))) config.stride_phases = false;
     return MakeCpuSketchPolicy(std::move(config));
   };
   return rules;

@@ -213,6 +213,7 @@ Status ReductionTiler::CopyAxisInputs() {
 // since the copy costs a pass over the input with scattered stores. A
 // copy packed into panels is left as it is.
 Status ReductionTiler::SamplePhases() {
+  if (!config_.stride_phases) return Status::OK();
   for (size_t r = 0; r < shape_.strided_by.size(); ++r) {
     const auto [dim, stride] = shape_.strided_by[r][axis_];
     if (stride < 2) continue;

@@ -67,14 +67,26 @@ TEST(SketchPhasesTest, StrideTwoDepthwiseReadsPhasedCopies) {
   for (int64_t w : {1, 7, 17, 101}) {
     SCOPED_TRACE("W = " + std::to_string(w));
     const int phased = SamplePhased(Lower(kDepthwiseStride2, {{"W", w}}), 16);
-    // W = 1 leaves one output column: w is no vector axis worth splitting
-    // for, but the rule may still draw it; wider rows draw it.
+    // One output column (W = 1) is a vector axis of one lane: the rule may
+    // draw the split or not; wider rows draw it.
     if (w > 1) EXPECT_GT(phased, 0);
   }
 }
 
 TEST(SketchPhasesTest, StrideTwoPointwiseConvolutionReadsAPhasedCopy) {
   EXPECT_GT(SamplePhased(Lower(kDownsample, {}), 24), 0);
+}
+
+TEST(SketchPhasesTest, RuleOffNeverSplits) {
+  CpuSketchConfig config;
+  config.stride_phases = false;
+  auto policy = MakeCpuSketchPolicy(config);
+  EvolutionarySearch search(Lower(kDepthwiseStride2, {}), policy.get(), SearchOptions{}, 19);
+  for (int i = 0; i < 16; ++i) {
+    auto c = search.Sample();
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    EXPECT_EQ(c->trace.ToText().find("split_phases("), std::string::npos);
+  }
 }
 
 }  // namespace

@@ -99,13 +99,14 @@ TEST(SketchRegistryTest, ARegisteredKindGetsItsOwnFile) {
   fs::remove_all(dir);
 }
 
-// The padding rules are off when a measuring worker cannot replay pad_input
-// and pad_axis.
+// The padding and phase rules are off when a measuring worker cannot replay
+// pad_input, pad_axis and split_phases.
 TEST(SketchRegistryTest, ThePaddingRuleFollowsWhatWorkersReplay) {
   ir::PrimFunc f = testing::ShrunkDefault(std::string(TUNEFARM_SOURCE_DIR) + "/configs/workloads/dep_3x3_c256_28.tf");
   CpuSketchConfig no_padding;
   no_padding.pad_inputs = false;
   no_padding.pad_vector_axis = false;
+  no_padding.stride_phases = false;
   const std::set<std::string> without_pad = {"split"};
   auto policy = MakeSketchPolicy(Target::Host(), "", &without_pad);
   ASSERT_TRUE(policy.ok());

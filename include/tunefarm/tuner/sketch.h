@@ -72,6 +72,11 @@ struct CpuSketchConfig {
   // the extent (a 7-wide axis would compute 16: more padding than work).
   bool pad_vector_axis = true;
   double pad_axis_max_growth = 2.0;
+  // An input read with a stride S >= 2 along the vector axis (a stride-2
+  // convolution's image along w) may be read through a copy split into its
+  // S phases (split_phases), a sampled choice: whole-vector loads instead of
+  // gathers, for one pass over the input.
+  bool stride_phases = true;
   // rfactor for reductions with little spatial parallelism: at most this many
   // output elements, over at least rfactor_min_reduction reduced elements.
   int64_t rfactor_max_spatial = 64;
