@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <ostream>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -47,6 +48,9 @@ struct LayerEntry {
     return std::find(models.begin(), models.end(), model) != models.end();
   }
 };
+
+// How GoogleTest names an entry in a parameterized test's messages.
+inline void PrintTo(const LayerEntry& e, std::ostream* os) { *os << e.name; }
 
 namespace layer_manifest_internal {
 

@@ -53,7 +53,7 @@ Result<HostBuffer*> Get(std::map<std::string, HostBuffer*>& buffers, const std::
 
 // C[M,N] = A[M,K] x B[K,N]; A and C keep the user's row-major layout (as
 // callers of a GEMM would), B is packed the way oneDNN likes.
-Result<OneDnnOp> Gmm(std::map<std::string, HostBuffer*>& b, HostBuffer* out) {
+Result<OneDnnOp> Matmul(std::map<std::string, HostBuffer*>& b, HostBuffer* out) {
   auto c = std::make_shared<Context>();
   TF_ASSIGN_OR_RETURN(HostBuffer* a, Get(b, "A"));
   TF_ASSIGN_OR_RETURN(HostBuffer* bb, Get(b, "B"));
@@ -65,9 +65,9 @@ Result<OneDnnOp> Gmm(std::map<std::string, HostBuffer*>& b, HostBuffer* out) {
   return Wrap(c, "matmul", dnnl::matmul(pd), {{DNNL_ARG_SRC, a_mem}, {DNNL_ARG_WEIGHTS, b_mem}, {DNNL_ARG_DST, c_mem}}, c_mem);
 }
 
-// out[M,N] = max(A[M,K] x W[N,K]^T + bias, 0): matmul with bias and an
-// eltwise_relu post-op, so oneDNN fuses it the way the workload does.
-Result<OneDnnOp> DenseBiasRelu(std::map<std::string, HostBuffer*>& b, HostBuffer* out) {
+// out[M,N] = act(A[M,K] x W[N,K]^T + bias): matmul with a bias and the
+// activation as an eltwise post-op, so oneDNN fuses it the way the workload does.
+Result<OneDnnOp> Dense(std::map<std::string, HostBuffer*>& b, HostBuffer* out, OneDnnActivation activation) {
   auto c = std::make_shared<Context>();
   TF_ASSIGN_OR_RETURN(HostBuffer* a, Get(b, "A"));
   TF_ASSIGN_OR_RETURN(HostBuffer* w, Get(b, "W"));
@@ -76,18 +76,46 @@ Result<OneDnnOp> DenseBiasRelu(std::map<std::string, HostBuffer*>& b, HostBuffer
   dnnl::memory::desc a_md({m, k}, dt::f32, tag::ab), w_any({k, n}, dt::f32, tag::any), bias_md({1, n}, dt::f32, tag::ab),
       c_md({m, n}, dt::f32, tag::ab);
   dnnl::post_ops po;
-  po.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+  std::string what = "matmul+bias";
+  switch (activation) {
+    case OneDnnActivation::kNone: break;
+    case OneDnnActivation::kRelu:
+      po.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+      what += "+relu post-op";
+      break;
+    case OneDnnActivation::kGeluErf:
+      po.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
+      what += "+gelu_erf post-op";
+      break;
+  }
   dnnl::primitive_attr attr;
   attr.set_post_ops(po);
   dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, w_any, bias_md, c_md), attr, c->eng);
   // W is [N, K] row-major: as a {K, N} matrix that is layout "ba".
   dnnl::memory w_mem = Into(*c, pd.weights_desc(), dnnl::memory({{k, n}, dt::f32, tag::ba}, c->eng, w->data()));
   dnnl::memory a_mem(a_md, c->eng, a->data()), bias_mem(bias_md, c->eng, bias->data()), c_mem(c_md, c->eng, out->data());
-  return Wrap(c, "matmul+bias+relu post-op", dnnl::matmul(pd),
+  return Wrap(c, what, dnnl::matmul(pd),
               {{DNNL_ARG_SRC, a_mem}, {DNNL_ARG_WEIGHTS, w_mem}, {DNNL_ARG_BIAS, bias_mem}, {DNNL_ARG_DST, c_mem}}, c_mem);
 }
 
-// Shared by C2D, DEP (weights viewed as goihw with groups = C) and T2D.
+// out[B,M,N] = X[B,M,K] x Y per batch, Y read as [B,N,K] transposed ("acb"
+// as a {B, K, N} matrix) or as [B,K,N]. Both are activations, changing every
+// call: oneDNN reads them where they are, as the tunefarm kernel does.
+Result<OneDnnOp> BatchMatmul(std::map<std::string, HostBuffer*>& b, HostBuffer* out, bool transposed) {
+  auto c = std::make_shared<Context>();
+  TF_ASSIGN_OR_RETURN(HostBuffer* x, Get(b, "X"));
+  TF_ASSIGN_OR_RETURN(HostBuffer* y, Get(b, "Y"));
+  int64_t batch = x->shape()[0], m = x->shape()[1], k = x->shape()[2];
+  int64_t n = transposed ? y->shape()[1] : y->shape()[2];
+  dnnl::memory::desc x_md({batch, m, k}, dt::f32, tag::abc), y_md({batch, k, n}, dt::f32, transposed ? tag::acb : tag::abc),
+      out_md({batch, m, n}, dt::f32, tag::abc);
+  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(x_md, y_md, out_md), c->eng);
+  dnnl::memory x_mem(x_md, c->eng, x->data()), y_mem(y_md, c->eng, y->data()), out_mem(out_md, c->eng, out->data());
+  return Wrap(c, transposed ? "batch matmul (Y transposed)" : "batch matmul", dnnl::matmul(pd),
+              {{DNNL_ARG_SRC, x_mem}, {DNNL_ARG_WEIGHTS, y_mem}, {DNNL_ARG_DST, out_mem}}, out_mem);
+}
+
+// Convolutions, depthwise (weights viewed as goihw with groups = C) and deconvolution.
 struct ConvShape {
   dims src, wei, dst, strides, pad;
   tag wei_user_tag;
@@ -123,33 +151,56 @@ Result<OneDnnOp> Conv(std::map<std::string, HostBuffer*>& b, HostBuffer* out, co
               dnnl::convolution_forward(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}}, dst_user);
 }
 
+// The shapes of a convolution-like op from its buffers and the spec's strides and padding.
+Result<OneDnnOp> ConvFromSpec(const OneDnnSpec& spec, std::map<std::string, HostBuffer*>& buffers, HostBuffer* output) {
+  TF_ASSIGN_OR_RETURN(HostBuffer* x, Get(buffers, "X"));
+  TF_ASSIGN_OR_RETURN(HostBuffer* w, Get(buffers, "Wt"));
+  const auto& xs = x->shape();
+  const auto& ws = w->shape();
+  const auto& os = output->shape();
+  ConvShape s{dims(xs.begin(), xs.end()), {}, dims(os.begin(), os.end()), {spec.strides[0], spec.strides[1]},
+              {spec.padding[0], spec.padding[1]}, tag::oihw};
+  switch (spec.op) {
+    case OneDnnOpClass::kConv2d:
+      s.wei = {ws[0], ws[1], ws[2], ws[3]};
+      break;
+    case OneDnnOpClass::kDepthwiseConv2d:
+      // Wt[C, R, S] is goihw with one input and one output channel per group.
+      s.wei = {ws[0], 1, 1, ws[1], ws[2]};
+      s.wei_user_tag = tag::goihw;
+      break;
+    case OneDnnOpClass::kDeconv2d:
+      // Wt[C, K, R, S] is oneDNN's {OC = K, IC = C, KH, KW} in layout iohw.
+      s.wei = {ws[1], ws[0], ws[2], ws[3]};
+      s.wei_user_tag = tag::iohw;
+      s.deconv = true;
+      break;
+    case OneDnnOpClass::kMatmul:
+    case OneDnnOpClass::kDense:
+    case OneDnnOpClass::kBatchMatmulNT:
+    case OneDnnOpClass::kBatchMatmulNN:
+      return Status::Internal("not a convolution");
+  }
+  return Conv(buffers, output, s);
+}
+
 }  // namespace
 
-Result<OneDnnOp> MakeOneDnnOp(const std::string& name, std::map<std::string, HostBuffer*>& buffers, HostBuffer* output) {
+Result<OneDnnOp> MakeOneDnnOp(const OneDnnSpec& spec, std::map<std::string, HostBuffer*>& buffers, HostBuffer* output) {
   try {
-    if (name == "gmm_1024" || name == "gmm_512") return Gmm(buffers, output);
-    if (name == "dense_bias_relu") return DenseBiasRelu(buffers, output);
-    TF_ASSIGN_OR_RETURN(HostBuffer* x, Get(buffers, "X"));
-    TF_ASSIGN_OR_RETURN(HostBuffer* w, Get(buffers, "Wt"));
-    const auto& xs = x->shape();
-    const auto& ws = w->shape();
-    const auto& os = output->shape();
-    dims out_dims(os.begin(), os.end()), src(xs.begin(), xs.end());
-    if (name == "c2d_resnet_3x3") {
-      return Conv(buffers, output, {src, {ws[0], ws[1], ws[2], ws[3]}, out_dims, {1, 1}, {1, 1}, tag::oihw});
-    }
-    if (name == "dep_3x3_c256_28") {
-      // Wt[C, R, S] is goihw with one input and one output channel per group.
-      return Conv(buffers, output, {src, {ws[0], 1, 1, ws[1], ws[2]}, out_dims, {1, 1}, {1, 1}, tag::goihw});
-    }
-    if (name == "t2d") {
-      // Wt[C, K, R, S] is oneDNN's {OC = K, IC = C, KH, KW} in layout iohw.
-      return Conv(buffers, output, {src, {ws[1], ws[0], ws[2], ws[3]}, out_dims, {2, 2}, {1, 1}, tag::iohw, true});
+    switch (spec.op) {
+      case OneDnnOpClass::kMatmul: return Matmul(buffers, output);
+      case OneDnnOpClass::kDense: return Dense(buffers, output, spec.activation);
+      case OneDnnOpClass::kBatchMatmulNT: return BatchMatmul(buffers, output, /*transposed=*/true);
+      case OneDnnOpClass::kBatchMatmulNN: return BatchMatmul(buffers, output, /*transposed=*/false);
+      case OneDnnOpClass::kConv2d:
+      case OneDnnOpClass::kDepthwiseConv2d:
+      case OneDnnOpClass::kDeconv2d: return ConvFromSpec(spec, buffers, output);
     }
   } catch (const dnnl::error& e) {
     return Status::Internal(std::string("oneDNN: ") + e.what());
   }
-  return Status::InvalidArgument("no oneDNN peer for workload " + name);
+  return Status::InvalidArgument("unknown oneDNN op class");
 }
 
 }  // namespace tunefarm::bench
