@@ -131,6 +131,7 @@ class CodeGenLLVM {
   std::optional<int64_t> Stride(const ir::Expr& e);
   std::optional<int64_t> FlatStride(const ir::Buffer& buffer, const std::vector<ir::Expr>& indices);
   llvm::Value* VectorLoad(const ir::Load* op, llvm::Value* ptr, llvm::Value* flat);
+  llvm::Value* DeinterleavedLoad(llvm::Type* elem, llvm::Value* base, llvm::Value* flat, int stride, llvm::Align align);
   void VectorStore(const ir::Store* op, llvm::Value* value, llvm::Value* ptr, llvm::Value* flat);
   // The live-lane mask for a region under `cond` (a scalar cond is splat): mask_ & cond.
   llvm::Value* CombineMask(llvm::Value* cond);

@@ -21,6 +21,9 @@ using StrideMap = std::unordered_map<const ir::Variable*, std::optional<int64_t>
 namespace {
 
 constexpr int64_t kMaxLanes = 512;
+// Loads of a larger constant stride stay gathers (DeinterleavedLoad).
+constexpr int64_t kMaxDeinterleaveStride = 4;
+constexpr int64_t kMaxDeinterleaveSpan = 256;
 
 void ForEachChild(const ir::Expr& e, const std::function<void(const ir::Expr&)>& f) {
   switch (e.kind()) {
@@ -271,13 +274,16 @@ llvm::Value* CodeGenLLVM::VectorLoad(const ir::Load* op, llvm::Value* base, llvm
   } else {
     auto* vec_type = llvm::FixedVectorType::get(elem, lanes_);
     llvm::Value* zero = llvm::Constant::getNullValue(vec_type);
-    if (FlatStride(op->buffer, op->indices) == 1) {
+    const std::optional<int64_t> stride = FlatStride(op->buffer, op->indices);
+    if (stride == 1) {
       llvm::Value* ptr = builder_.CreateInBoundsGEP(elem, base, builder_.CreateExtractElement(flat, uint64_t{0}));
       if (mask_ != nullptr) {
         v = builder_.CreateMaskedLoad(vec_type, ptr, align, mask_, zero);
       } else {
         v = builder_.CreateAlignedLoad(vec_type, ptr, align);
       }
+    } else if (stride && *stride >= 2 && *stride <= kMaxDeinterleaveStride && lanes_ * *stride <= kMaxDeinterleaveSpan) {
+      v = DeinterleavedLoad(elem, base, flat, int(*stride), align);
     } else {
       llvm::Value* ptrs = builder_.CreateInBoundsGEP(elem, base, flat);
       v = builder_.CreateMaskedGather(vec_type, ptrs, align, mask_, zero);
@@ -285,6 +291,28 @@ llvm::Value* CodeGenLLVM::VectorLoad(const ir::Load* op, llvm::Value* base, llvm
   }
   if (op->dtype.is_bool()) v = builder_.CreateICmpNE(v, llvm::Constant::getNullValue(v->getType()));
   return v;
+}
+
+// A load of stride S in {2, 3, 4} (a stride-2 convolution's row read along
+// its output w): one masked load of the S * L elements the lanes span, only
+// every S-th of them enabled, then a shuffle that keeps those. A gather
+// loads an element at a time; this is S whole-vector loads and a permute.
+// Disabled elements are not accessed, so the span may pass the buffer's end.
+llvm::Value* CodeGenLLVM::DeinterleavedLoad(llvm::Type* elem, llvm::Value* base, llvm::Value* flat, int stride,
+                                            llvm::Align align) {
+  const int lanes = int(lanes_);
+  const int span = lanes * stride;
+  auto* span_type = llvm::FixedVectorType::get(elem, unsigned(span));
+  llvm::Value* ptr = builder_.CreateInBoundsGEP(elem, base, builder_.CreateExtractElement(flat, uint64_t{0}));
+  // Element p of the span is lane p / S's when p % S == 0, else unused.
+  std::vector<int> spread(static_cast<size_t>(span)), pick(static_cast<size_t>(lanes));
+  for (int p = 0; p < span; ++p) spread[size_t(p)] = p % stride == 0 ? p / stride : lanes;
+  for (int lane = 0; lane < lanes; ++lane) pick[size_t(lane)] = lane * stride;
+  llvm::Value* lane_mask = mask_ != nullptr ? mask_ : llvm::ConstantInt::getTrue(llvm::FixedVectorType::get(builder_.getInt1Ty(), lanes_));
+  llvm::Value* off = llvm::Constant::getNullValue(lane_mask->getType());
+  llvm::Value* span_mask = builder_.CreateShuffleVector(lane_mask, off, spread);
+  llvm::Value* wide = builder_.CreateMaskedLoad(span_type, ptr, align, span_mask, llvm::Constant::getNullValue(span_type));
+  return builder_.CreateShuffleVector(wide, pick);
 }
 
 void CodeGenLLVM::VectorStore(const ir::Store* op, llvm::Value* value, llvm::Value* base, llvm::Value* flat) {

@@ -99,6 +99,34 @@ TEST(CodegenLoopsTest, VectorizedGatherScatterAndReverse) {
   EXPECT_NE(ir.find("<16 x float>"), std::string::npos) << ir;
 }
 
+// out[j] = A[S * j] (under a guard on every other lane when `guarded`), A
+// exactly as long as the reads need: a load of the whole span S * lanes
+// would pass its end by S - 1 elements.
+PrimFunc StridedRead(int64_t stride, int64_t lanes, bool guarded) {
+  Var j("j");
+  Buffer a = MakeBuffer("A", kF32, {stride * (lanes - 1) + 1}), out = MakeBuffer("out", kF32, {lanes});
+  Expr value = Load::Make(a, {Expr(stride) * j}) * Expr(2.0);
+  if (guarded) value = Select::Make(EQ::Make(j % Expr(2), Expr(0)), value, Expr(-1.0));
+  return Func("vec_stride" + std::to_string(stride), {a, out}, 1, Loop(j, lanes, ForKind::kVectorized, Store::Make(out, value, {j})));
+}
+
+TEST(CodegenLoopsTest, SmallConstantStridesLoadWholeVectorsAndShuffle) {
+  for (int64_t stride : {2, 3, 4, 5}) {
+    for (int64_t lanes : {1, 7, 16, 17}) {
+      for (bool guarded : {false, true}) {
+        SCOPED_TRACE("stride " + std::to_string(stride) + ", " + std::to_string(lanes) + " lanes" + (guarded ? ", guarded" : ""));
+        PrimFunc f = StridedRead(stride, lanes, guarded);
+        EXPECT_TRUE(MatchesInterpreter(f));
+        if (lanes == 1) continue;
+        std::string ir = IR(f);
+        // Strides up to 4: a masked load of the span and a shuffle; 5: a gather.
+        EXPECT_EQ(ir.find("gather") == std::string::npos, stride <= 4) << ir;
+        if (stride <= 4) EXPECT_NE(ir.find("shufflevector"), std::string::npos) << ir;
+      }
+    }
+  }
+}
+
 TEST(CodegenLoopsTest, VectorizedNonAffineIndex) {
   // out[j] = A[j / 4 * 4 + (3 - j % 4)] -- floor div/mod of the lane index: gathers.
   Var j("j");
