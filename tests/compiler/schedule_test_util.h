@@ -276,7 +276,7 @@ inline Status RandomSchedule(Schedule& sch, std::mt19937_64& rng, int steps) {
     TF_ASSIGN_OR_RETURN(BlockRV other, sch.GetBlock(other_name));
     TF_ASSIGN_OR_RETURN(std::vector<LoopRV> other_loops, sch.GetLoops(other));
     Status s;
-    switch (pick(13)) {
+    switch (pick(15)) {
       case 0:
       case 1: {  // sampled perfect tile
         auto tiles = sch.SamplePerfectTile(loop, 2 + int(pick(2)), 16);
@@ -342,6 +342,22 @@ inline Status RandomSchedule(Schedule& sch, std::mt19937_64& rng, int steps) {
         if (pick(2)) TF_RETURN_IF_ERROR(accept(sch.PackLayout(*copy, int(pick(2)), 2, int(pick(2)))));
         TF_ASSIGN_OR_RETURN(std::vector<LoopRV> now, sch.GetLoops(block));
         if (!now.empty() && pick(2)) s = sch.ComputeAt(*copy, now[pick(now.size())]);
+        break;
+      }
+      case 13: {  // every input through a copy, an accumulator, then one spatial axis padded
+        for (int r = 0; r < 4; ++r) {
+          if (!sch.CacheRead(block, r, ir::MemoryScope::kGlobal).ok()) break;
+        }
+        TF_RETURN_IF_ERROR(accept(sch.CacheWrite(block, ir::MemoryScope::kLocal).status()));
+        s = sch.PadAxis(block, int(pick(3)), int64_t(2 + pick(7)));
+        break;
+      }
+      case 14: {  // a copy split into its phases, maybe moved to a loop of the reader first
+        auto copy = sch.CacheRead(block, int(pick(2)), ir::MemoryScope::kGlobal);
+        if (!copy.ok()) { s = copy.status(); break; }
+        TF_ASSIGN_OR_RETURN(std::vector<LoopRV> now, sch.GetLoops(block));
+        if (!now.empty() && pick(2)) TF_RETURN_IF_ERROR(accept(sch.ComputeAt(*copy, now[pick(now.size())])));
+        s = sch.SplitPhases(*copy, int(pick(2)), int64_t(2 + pick(2)));
         break;
       }
     }

@@ -18,7 +18,7 @@ constexpr int kJitEvery = 4;
 const std::set<std::string> kTransforms = {
     "split",          "reorder",          "fuse",        "parallel",           "vectorize",
     "unroll",         "annotate",         "compute_at",  "reverse_compute_at", "compute_inline",
-    "reverse_compute_inline", "cache_write", "cache_read", "pack_layout"};
+    "reverse_compute_inline", "cache_write", "cache_read", "pack_layout", "pad_axis", "split_phases"};
 
 class SchedulePropertyTest : public ::testing::TestWithParam<std::string> {};
 
@@ -66,6 +66,7 @@ TEST(SchedulePropertyDeepTest, LongRandomSchedulesOnMultiStageWorkloads) {
   std::vector<Case> cases = {{kSoftmax, {}}, {kDenseBiasRelu, {}}, {kPaddedConv, {{"H", 5}, {"W", 6}}},
                              {kMatmul, {{"M", 10}, {"N", 12}, {"K", 6}}}};
   int instances = 0;
+  std::map<std::string, int> applied;
   for (const Case& c : cases) {
     auto base = LowerText(c.text, c.overrides);
     ASSERT_TRUE(base.ok());
@@ -79,9 +80,14 @@ TEST(SchedulePropertyDeepTest, LongRandomSchedulesOnMultiStageWorkloads) {
       ASSERT_TRUE(MatchesReference(*ref, sch.func(), seed % kJitEvery == 1)) << "seed " << seed << "\n"
                                                                              << sch.trace().ToText();
       ASSERT_TRUE(ReplaysIdentically(*base, sch)) << "seed " << seed;
+      for (const Instruction& inst : sch.trace().instructions()) ++applied[inst.name];
     }
   }
   EXPECT_EQ(instances, 64);
+  // The layout primitives the generator reaches only through copies and
+  // accumulators are exercised too, not only refused.
+  EXPECT_GT(applied["pad_axis"], 0);
+  EXPECT_GT(applied["split_phases"], 0);
 }
 
 }  // namespace
