@@ -100,7 +100,7 @@ Result<CompiledModule> LowerAndGenerate(const ir::PrimFunc& f, const Target& t, 
   m.entry_name = f.name;
   for (const ir::PrimFunc& one : funcs) {
     TF_ASSIGN_OR_RETURN(ir::PrimFunc lowered, LowerForCodegen(one));
-    CodeGenLLVM codegen(*m.context, *m.module, t);
+    CodeGenLLVM codegen(*m.context, *m.module, t, options);
     TF_RETURN_IF_ERROR(codegen.Generate(lowered));
   }
   std::string problems;

@@ -4,6 +4,7 @@
 #include <llvm/IR/Intrinsics.h>
 
 #include "codegen_llvm_internal.h"
+#include "codegen_llvm_math.h"
 
 namespace tunefarm::codegen {
 
@@ -254,7 +255,9 @@ llvm::Value* CodeGenLLVM::EmitLoad(const ir::Load* op) {
 
 llvm::Value* CodeGenLLVM::EmitLibmCall(const std::string& f32_name, const std::string& f64_name, DataType t,
                                        llvm::Value* x) {
-  // Per lane for vectors: libm has no vector ABI we can rely on here.
+  // Per lane for vectors (f64, or CodegenOptions::inline_math off): LLVM 16
+  // maps no erf or tanh to a vector library (codegen_llvm_math.cpp says why
+  // the inline forms are used instead).
   bool is_f64 = t.bits == 64;
   llvm::Type* call_type = is_f64 ? builder_.getDoubleTy() : builder_.getFloatTy();
   llvm::Type* elem_type = LLVMType(t.element_of());
@@ -288,6 +291,11 @@ llvm::Value* CodeGenLLVM::EmitCall(const ir::Call* op) {
     return Fail(Status::InvalidArgument(std::string("codegen: ") + ir::CallOpName(op->op) + " needs a float argument, got " +
                                         t.ToString()),
                 LLVMType(t));
+  }
+  if (inline_math_ && t.bits <= 32 && HasInlineMath(op->op)) {
+    llvm::Value* y = args.size() > 1 ? args[1] : nullptr;
+    if (y != nullptr) MatchLanes(x, y);
+    return EmitInlineMath(builder_, op->op, x, y);
   }
   auto one = [&] { return llvm::ConstantFP::get(x->getType(), 1.0); };
   auto unary = [&](llvm::Intrinsic::ID id) { return builder_.CreateUnaryIntrinsic(id, x); };

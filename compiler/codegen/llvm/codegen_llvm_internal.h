@@ -7,6 +7,7 @@
 //   codegen_llvm_stmt.cpp      statements, serial/unrolled loops, allocations, ifs
 //   codegen_llvm_vector.cpp    vectorized loops: legality check and lane-widened bodies
 //   codegen_llvm_parallel.cpp  parallel loops outlined into tunefarm_parallel_for bodies
+//   codegen_llvm_math*.cpp     inline exp, log, pow, sigmoid, tanh, erf (codegen_llvm_math.h)
 //   codegen_llvm_jit.cpp       in-process compilation with ORC LLJIT
 //   codegen_llvm_emit.cpp      target machines, the optimisation pipeline, object/asm/IR text
 //
@@ -65,7 +66,7 @@ inline constexpr int32_t kErrorOutOfMemory = 1;
 
 class CodeGenLLVM {
  public:
-  CodeGenLLVM(llvm::LLVMContext& ctx, llvm::Module& module, const Target& target);
+  CodeGenLLVM(llvm::LLVMContext& ctx, llvm::Module& module, const Target& target, const CodegenOptions& options);
   // Emits `name` and `name_packed` for a lowered PrimFunc.
   Status Generate(const ir::PrimFunc& f);
 
@@ -144,6 +145,7 @@ class CodeGenLLVM {
   llvm::LLVMContext& ctx_;
   llvm::Module& module_;
   const Target target_;
+  const bool inline_math_;  // CodegenOptions::inline_math
   llvm::IRBuilder<> builder_;
   Status status_;
   std::string func_name_;

@@ -10,8 +10,9 @@ namespace tunefarm::codegen {
 
 using ir::DataType;
 
-CodeGenLLVM::CodeGenLLVM(llvm::LLVMContext& ctx, llvm::Module& module, const Target& target)
-    : ctx_(ctx), module_(module), target_(target), builder_(ctx) {
+CodeGenLLVM::CodeGenLLVM(llvm::LLVMContext& ctx, llvm::Module& module, const Target& target,
+                         const CodegenOptions& options)
+    : ctx_(ctx), module_(module), target_(target), inline_math_(options.inline_math), builder_(ctx) {
   // fp-contract=fast: multiply-adds may fuse into FMAs (as clang -ffp-contract=fast).
   llvm::FastMathFlags fmf;
   fmf.setAllowContract(true);

@@ -51,6 +51,12 @@ struct CodegenOptions {
   // call). Measurement only calls the split entries and skips it: it would
   // double the compile of every such candidate.
   bool whole_entry = true;
+  // Float math functions (exp, log, pow, sigmoid, tanh, erf on f16 and f32)
+  // as inline polynomial code that vectorizes with its loop, within a few
+  // ULP of libm (codegen_llvm_math.h states the bounds). False: calls to the
+  // C library, one per lane in a vectorized loop -- libm's results, at a
+  // multiple of the cost. f64 always calls the C library.
+  bool inline_math = true;
 };
 
 class CodeGenerator {
