@@ -26,10 +26,10 @@ std::vector<int64_t> DivisorsAboveOne(int64_t n) {
 }
 
 // Moves one divisor between two levels, drawn uniformly among every move
-// that keeps the innermost level within its limit (at most 8 levels, so the
+// that keeps the innermost level within its limits (at most 8 levels, so the
 // list stays short).
-std::optional<std::vector<int64_t>> MoveTileFactor(const std::vector<int64_t>& factors, int64_t max_innermost,
-                                                   std::mt19937_64& rng) {
+std::optional<std::vector<int64_t>> MoveTileFactor(const std::vector<int64_t>& factors, int64_t min_innermost,
+                                                   int64_t max_innermost, std::mt19937_64& rng) {
   struct Move {
     size_t from, to;
     int64_t divisor;
@@ -40,6 +40,7 @@ std::optional<std::vector<int64_t>> MoveTileFactor(const std::vector<int64_t>& f
     for (int64_t d : DivisorsAboveOne(factors[from])) {
       for (size_t to = 0; to < factors.size(); ++to) {
         if (to == from || (to == innermost && factors[to] > max_innermost / d)) continue;
+        if (from == innermost && factors[from] / d < min_innermost) continue;
         moves.push_back({from, to, d});
       }
     }
@@ -91,7 +92,7 @@ std::optional<std::vector<int64_t>> NeighbourDecision(const Instruction& inst, s
   if (inst.kind == InstructionKind::kSamplePerfectTile) {
     std::optional<int64_t> max_innermost = IntArg(inst, "max_innermost");
     if (!max_innermost) return std::nullopt;
-    return MoveTileFactor(inst.decision, *max_innermost, rng);
+    return MoveTileFactor(inst.decision, IntArg(inst, "min_innermost").value_or(1), *max_innermost, rng);
   }
   if (inst.kind == InstructionKind::kSampleCategorical) return OtherCandidate(inst, rng);
   return std::nullopt;

@@ -27,7 +27,7 @@ Result<CpuSketchConfig> LoadCpuSketchConfig(const std::string& path) {
                                               "register_tile_needs_reuse", "pad_inputs", "pad_root_min_reuse",
                                               "guarded_unroll_min_step",
                                               "stride_classes_outer", "pad_vector_axis", "pad_axis_max_growth",
-                                              "stride_phases"};
+                                              "stride_phases", "register_tile_floor"};
   for (const auto& [key, value] : table) {
     if (!kKeys.count(std::string(key.str()))) {
       return Status::InvalidArgument(path + ": unknown key '" + std::string(key.str()) + "'");
@@ -73,6 +73,7 @@ Result<CpuSketchConfig> LoadCpuSketchConfig(const std::string& path) {
   TF_RETURN_IF_ERROR(get_bool("stride_classes_outer", &c.stride_classes_outer));
   TF_RETURN_IF_ERROR(get_bool("pad_vector_axis", &c.pad_vector_axis));
   TF_RETURN_IF_ERROR(get_bool("stride_phases", &c.stride_phases));
+  TF_RETURN_IF_ERROR(get_int("register_tile_floor", 1, 64, &c.register_tile_floor));
   if (const toml::node* n = table.get("pad_axis_max_growth")) {
     auto v = n->value<double>();
     if (!v || !(*v >= 1.0 && *v <= 16.0)) {

@@ -48,6 +48,8 @@ class ReductionTiler {
   Status CollectLoops();
   Status SampleStrideClasses();
   Status SplitLoops();
+  int InnerUnits(size_t axis) const;
+  Result<std::vector<int64_t>> RegisterTileFloors() const;
   Status OrderLoops();
   Status SampleUnroll();
   Status PlaceEpilogue(std::vector<std::string>* placed);

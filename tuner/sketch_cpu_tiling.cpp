@@ -128,6 +128,7 @@ Status ReductionTiler::SampleStrideClasses() {
 // whole vectors first, the stride classes off first), each reduction loop
 // into reduce_levels.
 Status ReductionTiler::SplitLoops() {
+  TF_ASSIGN_OR_RETURN(std::vector<int64_t> floors, RegisterTileFloors());
   for (size_t i = 0; i < spatial_.size(); ++i) {
     LoopRV loop = spatial_[i];
     if (classes_outer_ && i != axis_ && shape_.class_stride[i] > 1) {
@@ -150,11 +151,11 @@ Status ReductionTiler::SplitLoops() {
     // would add accumulators that share no loaded value with each other:
     // DEP's fast kernels (184+ GFLOP/s) kept channels out of those levels in
     // 19 of 20 runs, its slow ones (158 or less) in 5 of 22.
-    const int inner_units = (config_.register_tile_needs_reuse && i != axis_ && !shape_.reused[i] &&
-                             config_.spatial_levels > 2) ? config_.spatial_levels - 2 : 0;
+    const int inner_units = InnerUnits(i);
     TF_ASSIGN_OR_RETURN(std::vector<ValueRV> f,
                         sch_.SamplePerfectTile(loop, config_.spatial_levels - inner_units,
-                                               inner_units > 0 ? shape_.spatial_extents[i] : max_inner));
+                                               inner_units > 0 ? shape_.spatial_extents[i] : max_inner, std::nullopt,
+                                               inner_units > 0 ? 1 : floors[i]));
     std::vector<Factor> factors(f.begin(), f.end());
     factors.insert(factors.end(), size_t(inner_units), Factor(int64_t(1)));
     TF_ASSIGN_OR_RETURN(std::vector<LoopRV> parts, sch_.Split(loop, factors));
@@ -167,6 +168,58 @@ Status ReductionTiler::SplitLoops() {
     for (size_t l = 0; l < parts.size(); ++l) r_levels_[l].push_back(parts[l]);
   }
   return Status::OK();
+}
+
+int ReductionTiler::InnerUnits(size_t axis) const {
+  return (config_.register_tile_needs_reuse && axis != axis_ && !shape_.reused[axis] && config_.spatial_levels > 2)
+             ? config_.spatial_levels - 2
+             : 0;
+}
+
+// The smallest divisor of `extent` in [want, cap], else the largest below
+// want (the most the axis can hold), at least 1.
+static int64_t TileFloor(int64_t extent, int64_t cap, int64_t want) {
+  int64_t below = 1;
+  for (int64_t d = 1; d <= std::min(extent, cap); ++d) {
+    if (extent % d != 0) continue;
+    if (d >= want) return d;
+    below = d;
+  }
+  return below;
+}
+
+// The least innermost tile per spatial axis (sample_perfect_tile's
+// min_innermost): the register tile -- the innermost spatial tiles, whose
+// accumulators stay in registers across the inner reduction loop -- holds at
+// least register_tile_floor vectors where the axes allow it: two along the
+// vector axis, the rest along the innermost other axis that reuses loads.
+// Why: with one or two accumulators each multiply-add waits for the one
+// before it (latency-bound), and a 150-trial search of the layer suite kept
+// such kernels as its best on BERT's QKV projection (two accumulators) and
+// MobileNet-V2's first convolution (two), at 0.4-0.7x oneDNN.
+Result<std::vector<int64_t>> ReductionTiler::RegisterTileFloors() const {
+  std::vector<int64_t> floors(n_spatial_, 1);
+  if (config_.register_tile_floor <= 1 || config_.spatial_levels < 2) return floors;
+  std::vector<int64_t> extent(n_spatial_), cap(n_spatial_);
+  for (size_t i = 0; i < n_spatial_; ++i) {
+    TF_ASSIGN_OR_RETURN(extent[i], sch_.LoopExtent(spatial_[i]));
+    if (classes_outer_ && i != axis_ && shape_.class_stride[i] > 1) extent[i] /= shape_.class_stride[i];
+    cap[i] = config_.max_inner_tile;
+    if (i == axis_) cap[i] = forced_lanes_ ? config_.max_vector_register_tile : 0;  // lanes, not vectors: no floor
+    if (i == axis_ && forced_lanes_) extent[i] /= lanes_;
+    if (InnerUnits(i) > 0) cap[i] = 0;
+  }
+  int64_t want = config_.register_tile_floor;
+  if (cap[axis_] > 0) {
+    floors[axis_] = TileFloor(extent[axis_], cap[axis_], std::min<int64_t>(2, want));
+    want = (want + floors[axis_] - 1) / floors[axis_];
+  }
+  for (size_t i = n_spatial_; i-- > 0;) {
+    if (i == axis_ || cap[i] <= 1 || !shape_.reused[i] || extent[i] <= 1) continue;
+    floors[i] = TileFloor(extent[i], cap[i], want);
+    break;
+  }
+  return floors;
 }
 
 // SSRSRS: S0 S1 R0 S2 R1 S3 (with more levels, the extra ones interleave the

@@ -35,10 +35,20 @@ std::vector<int64_t> PrimeFactors(int64_t n) {
 }  // namespace
 
 Result<std::vector<ValueRV>> Schedule::SamplePerfectTile(LoopRV loop, int n, int64_t max_innermost,
-                                                         std::optional<std::vector<int64_t>> decision) {
+                                                         std::optional<std::vector<int64_t>> decision,
+                                                         int64_t min_innermost) {
   TF_ASSIGN_OR_RETURN(int64_t extent, LoopExtent(loop));
   if (n < 1 || n > 8) return Status::InvalidArgument("sample_perfect_tile: n must be in [1, 8], got " + std::to_string(n));
   if (max_innermost < 1) return Status::InvalidArgument("sample_perfect_tile: max_innermost must be positive");
+  std::vector<int64_t> inner_choices;
+  for (int64_t d : Divisors(extent)) {
+    if (d >= min_innermost && d <= max_innermost) inner_choices.push_back(d);
+  }
+  if (inner_choices.empty()) {
+    return Status::InvalidArgument("sample_perfect_tile: no divisor of " + std::to_string(extent) + " lies in [" +
+                                   std::to_string(min_innermost) + ", " + std::to_string(max_innermost) +
+                                   "] (min_innermost, max_innermost)");
+  }
   auto valid = [&](const std::vector<int64_t>& factors) {
     int64_t product = 1;
     for (int64_t f : factors) {
@@ -46,7 +56,8 @@ Result<std::vector<ValueRV>> Schedule::SamplePerfectTile(LoopRV loop, int n, int
       if (f <= 0 || f > extent / product) return false;
       product *= f;
     }
-    return int(factors.size()) == n && product == extent && factors.back() <= max_innermost;
+    return int(factors.size()) == n && product == extent && factors.back() <= max_innermost &&
+           factors.back() >= min_innermost;
   };
   std::vector<int64_t> factors;
   const std::vector<int64_t>* hint = decision ? nullptr : NextHint();
@@ -56,16 +67,12 @@ Result<std::vector<ValueRV>> Schedule::SamplePerfectTile(LoopRV loop, int n, int
       std::string text;
       for (int64_t f : factors) text += (text.empty() ? "" : ", ") + std::to_string(f);
       return Status::InvalidArgument("sample_perfect_tile: decision [" + text + "] is not " + std::to_string(n) +
-                                     " positive factors of " + std::to_string(extent) + " with innermost <= " +
-                                     std::to_string(max_innermost));
+                                     " positive factors of " + std::to_string(extent) + " with innermost in [" +
+                                     std::to_string(min_innermost) + ", " + std::to_string(max_innermost) + "]");
     }
   } else if (hint && valid(*hint)) {
     factors = *hint;
   } else {
-    std::vector<int64_t> inner_choices;
-    for (int64_t d : Divisors(extent)) {
-      if (d <= max_innermost) inner_choices.push_back(d);
-    }
     factors.assign(size_t(n), 1);
     int64_t inner = inner_choices[rng_() % inner_choices.size()];
     factors.back() = inner;
@@ -80,6 +87,8 @@ Result<std::vector<ValueRV>> Schedule::SamplePerfectTile(LoopRV loop, int n, int
   Instruction inst{InstructionKind::kSamplePerfectTile,
                    {TraceArg::Ref(Name(loop)), TraceArg::Int(n).Named("n"), TraceArg::Int(max_innermost).Named("max_innermost")},
                    {}, factors, true};
+  // Printed only when it binds, so traces without it read as before.
+  if (min_innermost > 1) inst.args.push_back(TraceArg::Int(min_innermost).Named("min_innermost"));
   for (int64_t f : factors) {
     out.push_back(NewValueRV(f));
     inst.outputs.push_back(Name(out.back()));

@@ -177,9 +177,14 @@ class TraceReplayer {
     TF_ASSIGN_OR_RETURN(LoopRV l, Loop(0));
     TF_ASSIGN_OR_RETURN(int64_t parts, Int(1));
     TF_ASSIGN_OR_RETURN(int64_t max_innermost, Int(2));
+    int64_t min_innermost = 1;  // an optional fourth argument
+    if (inst_.args.size() > 3) {
+      TF_ASSIGN_OR_RETURN(min_innermost, Int(3));
+    }
     std::optional<std::vector<int64_t>> d;
     if (decision && !decision->empty()) d = *decision;
-    TF_ASSIGN_OR_RETURN(std::vector<ValueRV> values, Wrap(sch_.SamplePerfectTile(l, int(parts), max_innermost, d)));
+    TF_ASSIGN_OR_RETURN(std::vector<ValueRV> values,
+                        Wrap(sch_.SamplePerfectTile(l, int(parts), max_innermost, d, min_innermost)));
     std::vector<int> ids;
     for (ValueRV v : values) ids.push_back(v.id);
     return Define(ids);

@@ -41,6 +41,12 @@ TEST_F(SketchConfigTest, ShippedRuleSetLoads) {
   EXPECT_EQ(c->pad_root_min_reuse, 32);
   EXPECT_EQ(c->guarded_unroll_min_step, 64);
   EXPECT_TRUE(c->stride_classes_outer);
+  EXPECT_TRUE(c->pad_vector_axis);
+  EXPECT_DOUBLE_EQ(c->pad_axis_max_growth, 2.0);
+  EXPECT_TRUE(c->stride_phases);
+  // The shipped rules floor the register tile; the built-in default does not.
+  EXPECT_EQ(c->register_tile_floor, 4);
+  EXPECT_EQ(CpuSketchConfig{}.register_tile_floor, 1);
 }
 
 TEST_F(SketchConfigTest, EveryKeyIsRead) {
@@ -49,7 +55,8 @@ TEST_F(SketchConfigTest, EveryKeyIsRead) {
       "max_reduce_inner_tile = 16\nunroll_steps = [0, 64]\ncache_write = false\ninline_elementwise = false\n"
       "vector_lanes = 8\nmax_vector_register_tile = 2\nrfactor_max_spatial = 0\nrfactor_min_reduction = 4\n"
       "register_tile_needs_reuse = false\npad_inputs = false\npad_root_min_reuse = 7\n"
-      "guarded_unroll_min_step = 16\nstride_classes_outer = false\n");
+      "guarded_unroll_min_step = 16\nstride_classes_outer = false\npad_vector_axis = false\n"
+      "pad_axis_max_growth = 1.5\nstride_phases = false\nregister_tile_floor = 6\n");
   auto c = LoadCpuSketchConfig(path);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->spatial_levels, 3);
@@ -69,6 +76,10 @@ TEST_F(SketchConfigTest, EveryKeyIsRead) {
   EXPECT_EQ(c->pad_root_min_reuse, 7);
   EXPECT_EQ(c->guarded_unroll_min_step, 16);
   EXPECT_FALSE(c->stride_classes_outer);
+  EXPECT_FALSE(c->pad_vector_axis);
+  EXPECT_DOUBLE_EQ(c->pad_axis_max_growth, 1.5);
+  EXPECT_FALSE(c->stride_phases);
+  EXPECT_EQ(c->register_tile_floor, 6);
 }
 
 TEST_F(SketchConfigTest, MistakesNameTheFileAndKey) {
@@ -87,6 +98,10 @@ TEST_F(SketchConfigTest, MistakesNameTheFileAndKey) {
       {"pad_inputs = 1\n", "'pad_inputs' must be true or false"},
       {"guarded_unroll_min_step = -64\n", "'guarded_unroll_min_step' must be an integer in [0, "},
       {"stride_classes_outer = \"yes\"\n", "'stride_classes_outer' must be true or false"},
+      {"pad_axis_max_growth = 0.5\n", "'pad_axis_max_growth' must be a number in [1, 16]"},
+      {"pad_axis_max_growth = \"two\"\n", "'pad_axis_max_growth' must be a number in [1, 16]"},
+      {"register_tile_floor = 0\n", "'register_tile_floor' must be an integer in [1, 64]"},
+      {"stride_phases = 1\n", "'stride_phases' must be true or false"},
       {"spatial_levels = 4.0\n", "'spatial_levels' must be an integer in [2, 6]"},
       {"spatial_levels = \n", "cpu.toml:1:"},
   };

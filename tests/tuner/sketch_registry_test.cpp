@@ -25,10 +25,12 @@ TEST(SketchRegistryTest, TheCpuRulesServeLlvm) {
   EXPECT_EQ(SketchRegistry::BuiltIn().Kinds(), std::vector<std::string>{"llvm"});
   auto policy = MakeSketchPolicy(Target::Host(), std::string(TUNEFARM_SOURCE_DIR) + "/configs");
   ASSERT_TRUE(policy.ok()) << policy.status().ToString();
-  // The shipped cpu.toml holds the built-in defaults: the same programs.
+  // The registry's policy is the shipped cpu.toml's rules: the same programs.
   ir::PrimFunc f = testing::ShrunkDefault(std::string(TUNEFARM_SOURCE_DIR) + "/configs/workloads/c2d_resnet_3x3.tf");
   EvolutionarySearch from_registry(f, policy->get(), SearchOptions{}, 5);
-  const std::vector<std::string> defaults = testing::SampleTraces(f, CpuSketchConfig{}, 5, 6);
+  auto shipped = LoadCpuSketchConfig(std::string(TUNEFARM_SOURCE_DIR) + "/configs/sketch/cpu.toml");
+  ASSERT_TRUE(shipped.ok()) << shipped.status().ToString();
+  const std::vector<std::string> defaults = testing::SampleTraces(f, *shipped, 5, 6);
   for (const std::string& expected : defaults) {
     auto c = from_registry.Sample();
     ASSERT_TRUE(c.ok()) << c.status().ToString();

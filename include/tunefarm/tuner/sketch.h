@@ -77,6 +77,12 @@ struct CpuSketchConfig {
   // S phases (split_phases), a sampled choice: whole-vector loads instead of
   // gathers, for one pass over the input.
   bool stride_phases = true;
+  // The register tile (the innermost spatial tiles: accumulators held in
+  // registers across the inner reduction loop) holds at least this many
+  // vectors where the axes allow: two along the vector axis, the rest along
+  // the innermost other axis that reuses loads. 1: no floor. The built-in
+  // rules have none; the shipped configs/sketch/cpu.toml sets 4.
+  int64_t register_tile_floor = 1;
   // rfactor for reductions with little spatial parallelism: at most this many
   // output elements, over at least rfactor_min_reduction reduced elements.
   int64_t rfactor_max_spatial = 64;

@@ -125,7 +125,12 @@ TEST_F(ScheduleLegalityTest, SamplePerfectTileBadDecision) {
   EXPECT_TRUE(Rejected(sch, [&] { return sch.SamplePerfectTile(l[0], 3, 16, std::vector<int64_t>{4, 4}).status(); },
                        {"sample_perfect_tile", "3 positive factors"}));
   EXPECT_TRUE(Rejected(sch, [&] { return sch.SamplePerfectTile(l[0], 2, 4, std::vector<int64_t>{2, 8}).status(); },
-                       {"innermost <= 4"}));
+                       {"innermost in [1, 4]"}));
+  // Below the least innermost tile, and a range no divisor of the extent (16) meets.
+  EXPECT_TRUE(Rejected(sch, [&] { return sch.SamplePerfectTile(l[0], 2, 16, std::vector<int64_t>{8, 2}, 4).status(); },
+                       {"innermost in [4, 16]"}));
+  EXPECT_TRUE(Rejected(sch, [&] { return sch.SamplePerfectTile(l[0], 2, 7, std::nullopt, 5).status(); },
+                       {"no divisor of 16", "[5, 7]"}));
   EXPECT_TRUE(Rejected(sch, [&] { return sch.SamplePerfectTile(l[0], 2, 16, std::vector<int64_t>{-4, -4}).status(); },
                        {"positive"}));
   EXPECT_TRUE(Rejected(sch, [&] { return sch.SampleCategorical({1, 2}, {0.5, 0.5}, 2).status(); },

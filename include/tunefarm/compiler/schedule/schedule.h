@@ -143,9 +143,12 @@ class Schedule {
   Result<BlockRV> RFactor(LoopRV loop, int factor_axis);
 
   // ---- sampling (decisions are recorded; `decision` forces one when replaying)
-  // n factors whose product is the loop's extent, innermost at most max_innermost.
+  // n factors whose product is the loop's extent, innermost in
+  // [min_innermost, max_innermost]; InvalidArgument when no divisor of the
+  // extent lies there.
   Result<std::vector<ValueRV>> SamplePerfectTile(LoopRV loop, int n, int64_t max_innermost,
-                                                 std::optional<std::vector<int64_t>> decision = std::nullopt);
+                                                 std::optional<std::vector<int64_t>> decision = std::nullopt,
+                                                 int64_t min_innermost = 1);
   // One of `candidates`, drawn with weights `probs`; the decision is the index.
   Result<ValueRV> SampleCategorical(const std::vector<int64_t>& candidates, const std::vector<double>& probs,
                                     std::optional<int64_t> decision = std::nullopt);
