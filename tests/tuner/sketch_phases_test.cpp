@@ -69,7 +69,9 @@ TEST(SketchPhasesTest, StrideTwoDepthwiseReadsPhasedCopies) {
     const int phased = SamplePhased(Lower(kDepthwiseStride2, {{"W", w}}), 16);
     // One output column (W = 1) is a vector axis of one lane: the rule may
     // draw the split or not; wider rows draw it.
-    if (w > 1) EXPECT_GT(phased, 0);
+    if (w > 1) {
+      EXPECT_GT(phased, 0);
+    }
   }
 }
 

@@ -121,7 +121,9 @@ TEST(CodegenLoopsTest, SmallConstantStridesLoadWholeVectorsAndShuffle) {
         std::string ir = IR(f);
         // Strides up to 4: a masked load of the span and a shuffle; 5: a gather.
         EXPECT_EQ(ir.find("gather") == std::string::npos, stride <= 4) << ir;
-        if (stride <= 4) EXPECT_NE(ir.find("shufflevector"), std::string::npos) << ir;
+        if (stride <= 4) {
+          EXPECT_NE(ir.find("shufflevector"), std::string::npos) << ir;
+        }
       }
     }
   }
