@@ -256,7 +256,7 @@ TEST_F(FleetCli, FleetStatusNamesAnOlderWorkerAndWhatItCannotReplay) {
   }
   ASSERT_NE(fleet.text.find("2 worker(s)"), std::string::npos) << fleet.text << worker_->Log();
   EXPECT_TRUE(std::regex_search(fleet.text, std::regex("worker old-board/test#[0-9]+ \\(tunefarm 0\\.0\\.9\\) cannot "
-                                                       "replay pad_input: .* upgrade it")))
+                                                       "replay pad_input, pad_axis, split_phases: .* upgrade it")))
       << fleet.text;
   EXPECT_EQ(fleet.text.find("cannot replay", fleet.text.find("cannot replay") + 1), std::string::npos)
       << "only the older worker is named: " << fleet.text;
