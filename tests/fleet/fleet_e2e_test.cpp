@@ -143,7 +143,6 @@ TEST_F(FleetE2E, FourWorkersOneKilledMidJobEveryTrialRecordedOnce) {
   ASSERT_TRUE(killed) << Logs();
   job = WaitForJob(*stub_, sec_, "four", 240, [](const v1::Job& j) { return j.status() != "running" && j.status() != "pending"; });
   ASSERT_EQ(job.status(), "done") << job.error() << "\n" << Logs();
-  EXPECT_EQ(job.trials_done(), 96);
   v1::FleetStatusResponse fs = FleetStatus();
   EXPECT_EQ(fs.workers_size(), 3);
   EXPECT_GE(fs.redispatched(), 1) << "the killed worker's candidates were not re-dispatched";
@@ -151,6 +150,10 @@ TEST_F(FleetE2E, FourWorkersOneKilledMidJobEveryTrialRecordedOnce) {
   EXPECT_GT(job.tasks(0).speedup(), 1.0) << "tuning found nothing faster than the default schedule";
   auto records = Records(job.tasks(0).workload_hash());
   ExpectOneRecordPerTrial(records, 96);
+  // Real CPUs time noisily: a confirmation of a new best may go past the
+  // budget (TuningLoop::ConfirmLastBests), and it counts as a trial.
+  EXPECT_GE(job.trials_done(), 96);
+  EXPECT_EQ(size_t(job.trials_done()), records.size()) << "every trial is recorded once";
   std::map<std::string, int> per_trace;
   for (const auto& r : records) ++per_trace[r.trace];
   int measured_again = 0;
