@@ -29,8 +29,12 @@ Status ReductionTiler::SampleVectorAxis(bool has_epilogue) {
     }
   }
   // Axes that reach whole vectors only padded come last, so that an older
-  // trace's decision still names the axis it named.
-  for (size_t a = 0; can_pad && a + 1 < n_spatial_; ++a) {
+  // trace's decision still names the axis it named; and only where no other
+  // axis but the innermost reaches them unpadded (a convolution with 64
+  // output channels vectorizes those, not its 56 rows padded to 64: each
+  // extra choice thins the search's samples of the others).
+  const bool aligned_outer = axis_choices.size() > 1;
+  for (size_t a = 0; can_pad && !aligned_outer && a + 1 < n_spatial_; ++a) {
     if (shape_.spatial_extents[a] % lanes_ != 0 && PadFits(a)) axis_choices.push_back(int64_t(a));
   }
   TF_ASSIGN_OR_RETURN(block_, sch_.GetBlock(info_.block->name));

@@ -68,8 +68,9 @@ struct CpuSketchConfig {
   // a padded accumulator from zero-padded copies of its inputs, and only
   // the valid part is stored. For the innermost axis this is a sampled
   // choice beside its divisor tiles; another axis is offered only padded,
-  // and only where the padded extent is at most pad_axis_max_growth times
-  // the extent (a 7-wide axis would compute 16: more padding than work).
+  // only where no axis but the innermost is a multiple of the vector, and
+  // only where the padded extent is at most pad_axis_max_growth times the
+  // extent (a 7-wide axis would compute 16: more padding than work).
   bool pad_vector_axis = true;
   double pad_axis_max_growth = 2.0;
   // An input read with a stride S >= 2 along the vector axis (a stride-2
