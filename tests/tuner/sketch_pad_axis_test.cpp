@@ -11,22 +11,10 @@
 
 #include "sketch_test_util.h"
 #include "tunefarm/compiler/schedule/trace_instructions.h"
-#include "tunefarm/compiler/workload/workload_parser.h"
 #include "tunefarm/tuner/sketch_registry.h"
 
 namespace tunefarm::tuner::testing {
 namespace {
-
-constexpr std::string_view kDense = R"(
-workload dense(M = 5, N = 17, K = 9) {
-  A    = input f32[M, K]
-  W    = input const f32[N, K]
-  bias = input const f32[N]
-  acc[i, j] = sum(k: K) A[i, k] * W[j, k]
-  out[i, j] = max(acc[i, j] + bias[j], 0.0)
-  output out
-}
-)";
 
 constexpr std::string_view kMatmul = R"(
 workload mm(M = 6, N = 17, K = 11) {
@@ -49,15 +37,6 @@ workload conv(N = 1, C = 4, H = 5, W = 5, K = 24, R = 3, S = 3, P = 1) {
 }
 )";
 
-ir::PrimFunc Lower(std::string_view text, const std::map<std::string, int64_t>& overrides) {
-  ParseOptions options;
-  options.param_overrides = overrides;
-  auto w = ParseWorkload(text, options);
-  EXPECT_TRUE(w.ok()) << w.status().ToString();
-  auto f = LowerToPrimFunc(*w);
-  EXPECT_TRUE(f.ok()) << f.status().ToString();
-  return *f;
-}
 
 struct PadCounts {
   int padded = 0;
@@ -88,8 +67,8 @@ PadCounts SamplePadded(const ir::PrimFunc& f, int samples, const CpuSketchConfig
 TEST(SketchPadAxisTest, MatmulsPadTheirVectorAxisAtOddWidths) {
   for (int64_t n : {7, 17, 101}) {
     SCOPED_TRACE("N = " + std::to_string(n));
-    PadCounts dense = SamplePadded(Lower(kDense, {{"N", n}}), 24);
-    PadCounts mm = SamplePadded(Lower(kMatmul, {{"N", n}}), 24);
+    PadCounts dense = SamplePadded(LowerWithOverrides(kDenseLayer, {{"N", n}}), 24);
+    PadCounts mm = SamplePadded(LowerWithOverrides(kMatmul, {{"N", n}}), 24);
     // j is the only vector axis here; padded half the time where it fits
     // (7 would compute 16: more than twice the work, never offered).
     if (n == 7) {
@@ -102,19 +81,19 @@ TEST(SketchPadAxisTest, MatmulsPadTheirVectorAxisAtOddWidths) {
 }
 
 TEST(SketchPadAxisTest, ExtentOneNeverPads) {
-  PadCounts counts = SamplePadded(Lower(kMatmul, {{"N", 1}}), 12);
+  PadCounts counts = SamplePadded(LowerWithOverrides(kMatmul, {{"N", 1}}), 12);
   EXPECT_EQ(counts.padded, 0);
   EXPECT_EQ(counts.total, 12);
 }
 
 TEST(SketchPadAxisTest, ConvolutionPadsItsOutputChannels) {
   // k = 24 is not the innermost axis: offered only padded, to 32.
-  PadCounts counts = SamplePadded(Lower(kConv, {}), 16);
+  PadCounts counts = SamplePadded(LowerWithOverrides(kConv, {}), 16);
   EXPECT_GT(counts.padded, 0);
 }
 
 TEST(SketchPadAxisTest, PaddedKernelKeepsTheGuardOutOfTheMultiplyAdd) {
-  ir::PrimFunc f = Lower(kMatmul, {{"N", 17}});
+  ir::PrimFunc f = LowerWithOverrides(kMatmul, {{"N", 17}});
   auto policy = MakeCpuSketchPolicy(CpuSketchConfig{});
   EvolutionarySearch search(f, policy.get(), SearchOptions{}, 7);
   int checked = 0;
@@ -142,7 +121,7 @@ TEST(SketchPadAxisTest, WorkersThatCannotReplayItNeverGetIt) {
   }
   auto policy = SketchRegistry::BuiltIn().Make(Target::Host(), "", &replayable);
   ASSERT_TRUE(policy.ok()) << policy.status().ToString();
-  EvolutionarySearch search(Lower(kDense, {{"N", 17}}), policy->get(), SearchOptions{}, 5);
+  EvolutionarySearch search(LowerWithOverrides(kDenseLayer, {{"N", 17}}), policy->get(), SearchOptions{}, 5);
   for (int i = 0; i < 16; ++i) {
     auto c = search.Sample();
     ASSERT_TRUE(c.ok()) << c.status().ToString();

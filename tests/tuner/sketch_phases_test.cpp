@@ -8,7 +8,6 @@
 #include <string>
 
 #include "sketch_test_util.h"
-#include "tunefarm/compiler/workload/workload_parser.h"
 
 namespace tunefarm::tuner::testing {
 namespace {
@@ -35,15 +34,6 @@ workload down(N = 1, C = 8, H = 6, W = 17, K = 16) {
 }
 )";
 
-ir::PrimFunc Lower(std::string_view text, const std::map<std::string, int64_t>& overrides) {
-  ParseOptions options;
-  options.param_overrides = overrides;
-  auto w = ParseWorkload(text, options);
-  EXPECT_TRUE(w.ok()) << w.status().ToString();
-  auto f = LowerToPrimFunc(*w);
-  EXPECT_TRUE(f.ok()) << f.status().ToString();
-  return *f;
-}
 
 // Kernels sampled that split an input into phases; each goes through the JIT.
 int SamplePhased(const ir::PrimFunc& f, int samples) {
@@ -66,7 +56,7 @@ int SamplePhased(const ir::PrimFunc& f, int samples) {
 TEST(SketchPhasesTest, StrideTwoDepthwiseReadsPhasedCopies) {
   for (int64_t w : {1, 7, 17, 101}) {
     SCOPED_TRACE("W = " + std::to_string(w));
-    const int phased = SamplePhased(Lower(kDepthwiseStride2, {{"W", w}}), 16);
+    const int phased = SamplePhased(LowerWithOverrides(kDepthwiseStride2, {{"W", w}}), 16);
     // One output column (W = 1) is a vector axis of one lane: the rule may
     // draw the split or not; wider rows draw it.
     if (w > 1) {
@@ -76,14 +66,14 @@ TEST(SketchPhasesTest, StrideTwoDepthwiseReadsPhasedCopies) {
 }
 
 TEST(SketchPhasesTest, StrideTwoPointwiseConvolutionReadsAPhasedCopy) {
-  EXPECT_GT(SamplePhased(Lower(kDownsample, {}), 24), 0);
+  EXPECT_GT(SamplePhased(LowerWithOverrides(kDownsample, {}), 24), 0);
 }
 
 TEST(SketchPhasesTest, RuleOffNeverSplits) {
   CpuSketchConfig config;
   config.stride_phases = false;
   auto policy = MakeCpuSketchPolicy(config);
-  EvolutionarySearch search(Lower(kDepthwiseStride2, {}), policy.get(), SearchOptions{}, 19);
+  EvolutionarySearch search(LowerWithOverrides(kDepthwiseStride2, {}), policy.get(), SearchOptions{}, 19);
   for (int i = 0; i < 16; ++i) {
     auto c = search.Sample();
     ASSERT_TRUE(c.ok()) << c.status().ToString();

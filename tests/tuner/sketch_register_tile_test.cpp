@@ -8,32 +8,11 @@
 #include <string>
 
 #include "sketch_test_util.h"
-#include "tunefarm/compiler/workload/workload_parser.h"
 #include "tunefarm/tuner/mutation.h"
 
 namespace tunefarm::tuner::testing {
 namespace {
 
-constexpr std::string_view kDense = R"(
-workload dense(M = 24, N = 64, K = 32) {
-  A    = input f32[M, K]
-  W    = input const f32[N, K]
-  bias = input const f32[N]
-  acc[i, j] = sum(k: K) A[i, k] * W[j, k]
-  out[i, j] = max(acc[i, j] + bias[j], 0.0)
-  output out
-}
-)";
-
-ir::PrimFunc Lower(std::string_view text, const std::map<std::string, int64_t>& overrides) {
-  ParseOptions options;
-  options.param_overrides = overrides;
-  auto w = ParseWorkload(text, options);
-  EXPECT_TRUE(w.ok()) << w.status().ToString();
-  auto f = LowerToPrimFunc(*w);
-  EXPECT_TRUE(f.ok()) << f.status().ToString();
-  return *f;
-}
 
 // The innermost factors of the trace's spatial tiles of the dense block,
 // vector axis first: (vectors along j, rows along i).
@@ -52,7 +31,7 @@ TEST(SketchRegisterTileTest, KernelsHoldAtLeastTheFloor) {
   CpuSketchConfig config;
   config.register_tile_floor = 4;
   auto policy = MakeCpuSketchPolicy(config);
-  ir::PrimFunc f = Lower(kDense, {});
+  ir::PrimFunc f = LowerWithOverrides(kDenseLayer, {{"M", 24}, {"N", 64}, {"K", 32}});
   EvolutionarySearch search(f, policy.get(), SearchOptions{}, 3);
   for (int i = 0; i < 24; ++i) {
     auto c = search.Sample();
@@ -87,7 +66,7 @@ TEST(SketchRegisterTileTest, AxesThatCannotReachItTakeWhatTheyCan) {
   config.register_tile_floor = 8;
   auto policy = MakeCpuSketchPolicy(config);
   // One row (a batch-1 layer) and one vector: the tile can hold one vector only.
-  ir::PrimFunc f = Lower(kDense, {{"M", 1}, {"N", 16}});
+  ir::PrimFunc f = LowerWithOverrides(kDenseLayer, {{"M", 1}, {"N", 16}, {"K", 32}});
   EvolutionarySearch search(f, policy.get(), SearchOptions{}, 3);
   for (int i = 0; i < 8; ++i) {
     auto c = search.Sample();
@@ -97,7 +76,7 @@ TEST(SketchRegisterTileTest, AxesThatCannotReachItTakeWhatTheyCan) {
 }
 
 TEST(SketchRegisterTileTest, FloorOneLeavesTheTracesAsTheyWere) {
-  ir::PrimFunc f = Lower(kDense, {});
+  ir::PrimFunc f = LowerWithOverrides(kDenseLayer, {{"M", 24}, {"N", 64}, {"K", 32}});
   CpuSketchConfig off;
   off.register_tile_floor = 1;
   for (const std::string& text : SampleTraces(f, off, 8, 4)) {

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "tunefarm/compiler/lower/lower.h"
 #include "tunefarm/compiler/codegen/llvm/prepared_call.h"
 #include "tunefarm/compiler/lower/split_prepack.h"
+#include "tunefarm/compiler/workload/workload_parser.h"
 #include "tunefarm/compiler/workload/workload_shrink.h"
 #include "tunefarm/tuner/search.h"
 #include "tunefarm/tuner/sketch.h"
@@ -96,5 +98,28 @@ inline std::vector<std::string> SampleTraces(const ir::PrimFunc& f, const CpuSke
   }
   return traces;
 }
+
+// Parses and lowers an inline workload with shape overrides.
+inline ir::PrimFunc LowerWithOverrides(std::string_view text, const std::map<std::string, int64_t>& overrides) {
+  ParseOptions options;
+  options.param_overrides = overrides;
+  auto w = ParseWorkload(text, options);
+  EXPECT_TRUE(w.ok()) << w.status().ToString();
+  auto f = LowerToPrimFunc(*w);
+  EXPECT_TRUE(f.ok()) << f.status().ToString();
+  return *f;
+}
+
+// A dense layer with bias and ReLU, weights constant (shapes set by overrides).
+inline constexpr std::string_view kDenseLayer = R"(
+workload dense(M = 5, N = 17, K = 9) {
+  A    = input f32[M, K]
+  W    = input const f32[N, K]
+  bias = input const f32[N]
+  acc[i, j] = sum(k: K) A[i, k] * W[j, k]
+  out[i, j] = max(acc[i, j] + bias[j], 0.0)
+  output out
+}
+)";
 
 }  // namespace tunefarm::tuner::testing
