@@ -219,6 +219,7 @@ void Extractor::Walk(const Stmt& s) {
     // An evaluated expression computes nothing a kernel keeps; expressions are
     // reached through the statements that hold them.
     case IRNodeKind::kEvaluate:
+    case IRNodeKind::kBarrier:
     TF_EXPR_KIND_CASES
       return;
   }

@@ -79,6 +79,7 @@ class Interpreter {
         return;
       case IRNodeKind::kBlock: return ExecBlock(s.as<Block>());
       case IRNodeKind::kEvaluate: Eval(s.as<Evaluate>()->value); return;
+      case IRNodeKind::kBarrier: return;  // threads run one at a time (see ExecFor)
       TF_EXPR_KIND_CASES Fail(Status::Internal(std::string("interpreter: unexpected statement ") + IRNodeKindName(s.kind())));
     }
   }

@@ -300,6 +300,8 @@ Stmt Evaluate::Make(Expr value) {
   return Stmt(n);
 }
 
+Stmt Barrier::Make() { return Stmt(std::make_shared<Barrier>()); }
+
 Expr operator+(Expr a, Expr b) { MatchImmediateTypes(a, b); return Add::Make(a, b); }
 Expr operator-(Expr a, Expr b) { MatchImmediateTypes(a, b); return Sub::Make(a, b); }
 Expr operator*(Expr a, Expr b) { MatchImmediateTypes(a, b); return Mul::Make(a, b); }

@@ -176,6 +176,10 @@ class Printer : public IRVisitor {
     Visit(op->value);
     os_ << "\n";
   }
+  void VisitBarrier(const Barrier*) override {
+    Indent();
+    os_ << "barrier()\n";
+  }
   void VisitAllocate(const Allocate* op) override {
     Indent();
     os_ << "allocate " << op->buffer->name << ": " << op->buffer->dtype.ToString()

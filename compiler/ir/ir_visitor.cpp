@@ -81,6 +81,7 @@ void IRVisitor::VisitBlock(const Block* op) {
   Visit(op->body);
 }
 void IRVisitor::VisitEvaluate(const Evaluate* op) { Visit(op->value); }
+void IRVisitor::VisitBarrier(const Barrier*) {}
 
 // ------------------------------------------------------------------ mutator
 
@@ -217,6 +218,7 @@ Stmt IRMutator::MutateEvaluate(const Evaluate* op, const Stmt& self) {
   Expr v = Mutate(op->value);
   return v.same_as(op->value) ? self : Evaluate::Make(v);
 }
+Stmt IRMutator::MutateBarrier(const Barrier*, const Stmt& self) { return self; }
 
 // ------------------------------------------------------------------ helpers
 

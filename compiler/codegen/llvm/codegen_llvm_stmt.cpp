@@ -37,6 +37,9 @@ void CodeGenLLVM::EmitStmt(const ir::Stmt& s) {
       for (const auto& item : s.as<ir::SeqStmt>()->seq) EmitStmt(item);
       return;
     case K::kEvaluate: EmitExpr(s.as<ir::Evaluate>()->value); return;
+    case K::kBarrier:
+      Fail(Status::InvalidArgument("codegen: a GPU thread barrier cannot be compiled for a CPU target"));
+      return;
     case K::kBlock:
       Fail(Status::Internal("codegen: Block '" + s.as<ir::Block>()->name +
                             "' reached code generation; LowerForCodegen must remove blocks first"));

@@ -146,6 +146,7 @@ class Legality {
       }
       case K::kSeqStmt: for (const auto& x : s.as<ir::SeqStmt>()->seq) Check(x); return;
       case K::kEvaluate: Expr(s.as<ir::Evaluate>()->value); return;
+      case K::kBarrier: reason = "GPU thread barrier in the body"; return;
       TF_EXPR_KIND_CASES reason = "unsupported statement"; return;  // not statements
     }
   }

@@ -64,7 +64,8 @@ namespace tunefarm::ir {
   X(IfThenElse)          \
   X(SeqStmt)             \
   X(Block)               \
-  X(Evaluate)
+  X(Evaluate)            \
+  X(Barrier)
 
 enum class IRNodeKind : uint8_t {
 #define TF_DECLARE_KIND(name) k##name,
@@ -367,6 +368,20 @@ struct Evaluate : StmtNode {
   Evaluate() : StmtNode(kKind) {}
   Expr value;
   static Stmt Make(Expr value);
+};
+
+// A barrier among the threads of one GPU thread block (__syncthreads): every
+// thread of the block reaches it before any goes past it, and shared-memory
+// writes before it are visible to every thread of the block after it. Only
+// meaningful inside a kernel (under blockIdx / threadIdx loops); the GPU
+// lowering inserts it (lower/insert_gpu_barriers.h), the interpreter runs the
+// block's threads in phases between barriers, and CUDA C emits
+// __syncthreads(). Must not sit under a branch or loop that depends on the
+// thread index (VerifyGpuBindings says where).
+struct Barrier : StmtNode {
+  static constexpr IRNodeKind kKind = IRNodeKind::kBarrier;
+  Barrier() : StmtNode(kKind) {}
+  static Stmt Make();
 };
 
 // ----------------------------------------------------------------- PrimFunc
