@@ -6,10 +6,13 @@
 // one iteration of that loop, found by affine region analysis. When every
 // access of an intermediate buffer then lies under that loop, the buffer is
 // compacted: allocated inside the loop with the region's shape, so a tile's
-// worth of data stays in cache or registers.
+// worth of data stays in cache or registers. A kShared producer under GPU
+// thread loops covers what every thread of the block reads, and its buffer is
+// allocated around the outermost of those loops (schedule_thread_relax.h).
 #include <algorithm>
 #include <set>
 
+#include "schedule_thread_relax.h"
 #include "schedule_utils.h"
 #include "tunefarm/compiler/ir/ir_visitor.h"
 #include "tunefarm/compiler/schedule/schedule.h"
@@ -154,9 +157,11 @@ Stmt NestOverRegion(const Block* block, const Region& region, const BufferNode* 
 }
 
 // If every access of intermediate `buffer` lies under `loop`, allocates it
-// inside the loop with the region's shape and rebases every access.
+// inside the loop with the region's shape and rebases every access. With
+// `around` (a loop enclosing or equal to `loop`), the allocation wraps that
+// loop instead: one buffer shared by all of its iterations (a block's threads).
 Stmt CompactBuffer(const PrimFunc& f, const Stmt& root, const BufferNode* buffer, const Region& region,
-                   const Var& loop_var) {
+                   const Var& loop_var, const Variable* around = nullptr) {
   if (sched::IsParam(f, buffer)) return root;
   const Allocate* alloc = sched::FindAllocate(root, buffer);
   if (!alloc) return root;
@@ -181,9 +186,13 @@ Stmt CompactBuffer(const PrimFunc& f, const Stmt& root, const BufferNode* buffer
     return out;
   };
   Stmt body = sched::ReplaceBuffer(loop->body, buffer, compact, remap);
-  Stmt new_loop = For::Make(loop->loop_var, loop->min, loop->extent, loop->kind, Allocate::Make(compact, body),
-                            loop->thread_tag, loop->annotations);
-  return sched::ReplaceNode(without, loop, new_loop);
+  if (!around) body = Allocate::Make(compact, body);
+  Stmt new_loop = For::Make(loop->loop_var, loop->min, loop->extent, loop->kind, body, loop->thread_tag,
+                            loop->annotations);
+  Stmt out = sched::ReplaceNode(without, loop, new_loop);
+  if (!around) return out;
+  const For* outer = sched::FindLoop(out, around);
+  return sched::ReplaceNode(out, outer, Allocate::Make(compact, sched::FindStmt(out, outer)));
 }
 
 // Removes the Allocate of `buffer` when nothing uses it any more.
@@ -219,6 +228,8 @@ Status Schedule::ComputeAt(BlockRV block_rv, LoopRV loop_rv) {
   Region region;
   RangeMap outer_ranges = RangesAbove(root, loop);
   if (const int64_t* e = AsConstInt(loop->extent)) outer_ranges[loop->loop_var.get()] = Interval{0, *e - 1};
+  auto relaxed = sched::RelaxedThreadLoops(root, loop, buffer->scope);
+  if (!relaxed.ok()) return fail(relaxed.status().message());
   for (const Block* c : consumers) {
     if (!IsUnder(root, c, loop)) {
       return fail("block " + c->name + " also reads " + buffer->name + " but is not inside the loop");
@@ -227,6 +238,7 @@ Status Schedule::ComputeAt(BlockRV block_rv, LoopRV loop_rv) {
     for (const Load* load : sched::BlockLoadsOf(c, buffer)) {
       auto r = sched::AccessRegion(sched::BoundIndices(c, load->indices), varying, outer_ranges);
       if (!r.ok()) return fail("cannot bound the region of " + buffer->name + " that " + c->name + " reads: " + r.status().message());
+      *r = sched::RelaxRegion(*r, *relaxed, buffer->shape);
       if (region.empty()) {
         region = *r;
       } else {
@@ -250,7 +262,9 @@ Status Schedule::ComputeAt(BlockRV block_rv, LoopRV loop_rv) {
   Stmt new_loop = For::Make(loop->loop_var, loop->min, loop->extent, loop->kind, SeqStmt::Make({new_nest, loop->body}),
                             loop->thread_tag, loop->annotations);
   body = sched::ReplaceNode(body, loop, new_loop);
-  body = CompactBuffer(func_, body, buffer, region, loop_var);
+  loop = sched::FindLoop(body, loop_var.get());
+  const For* around = sched::OutermostRelaxedLoop(body, loop, *relaxed);
+  body = CompactBuffer(func_, body, buffer, region, loop_var, around ? around->loop_var.get() : nullptr);
   if (Status scoped = sched::CheckAllocationScopes(func_, body); !scoped.ok()) return fail(scoped.message());
   SetBody(body);
   Record({InstructionKind::kComputeAt, {TraceArg::Ref(Name(block_rv)), TraceArg::Ref(Name(loop_rv))}});

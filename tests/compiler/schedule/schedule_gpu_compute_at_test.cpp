@@ -1,0 +1,113 @@
+// compute_at of GPU memory scopes: a kShared copy placed under threadIdx
+// loops covers the tile of the whole thread block (every thread reads it), is
+// allocated once around the thread loops, and the program still matches the
+// default one; a kLocal copy keeps one thread's region.
+#include "../schedule_test_util.h"
+
+namespace tunefarm::testing {
+namespace {
+
+// The text from the first line containing `header` on.
+std::string From(const std::string& text, const std::string& header) {
+  size_t at = text.find(header);
+  return at == std::string::npos ? std::string() : text.substr(at);
+}
+
+// The shape a program allocates `buffer` with ("f32[16, 4]"), or "".
+std::string AllocatedShape(const std::string& text, const std::string& buffer) {
+  std::string key = "allocate " + buffer + ": ";
+  size_t at = text.find(key);
+  if (at == std::string::npos) return "";
+  size_t end = text.find(']', at);
+  return text.substr(at + key.size(), end - at - key.size() + 1);
+}
+
+// C[32, 32] in 4 blocks of 16 x 16 (blockIdx.x), one thread per element of
+// a block's tile (threadIdx.x, 256), k split 4 x 4. Returns the loops
+// bx, tx, k0, k1.
+Result<std::vector<LoopRV>> TileMatmulForGpu(Schedule& sch) {
+  TF_ASSIGN_OR_RETURN(BlockRV c, sch.GetBlock("C"));
+  TF_ASSIGN_OR_RETURN(auto l, sch.GetLoops(c));  // i j k
+  TF_ASSIGN_OR_RETURN(auto i, sch.Split(l[0], {2, 16}));
+  TF_ASSIGN_OR_RETURN(auto j, sch.Split(l[1], {2, 16}));
+  TF_ASSIGN_OR_RETURN(auto k, sch.Split(l[2], {4, 4}));
+  TF_RETURN_IF_ERROR(sch.Reorder({i[0], j[0], i[1], j[1], k[0], k[1]}));
+  TF_ASSIGN_OR_RETURN(LoopRV bx, sch.Fuse({i[0], j[0]}));
+  TF_ASSIGN_OR_RETURN(LoopRV tx, sch.Fuse({i[1], j[1]}));
+  TF_RETURN_IF_ERROR(sch.Bind(bx, "blockIdx.x"));
+  TF_RETURN_IF_ERROR(sch.Bind(tx, "threadIdx.x"));
+  return std::vector<LoopRV>{bx, tx, k[0], k[1]};
+}
+
+const Overrides kShape = {{"M", 32}, {"N", 32}, {"K", 16}};
+
+TEST(ScheduleGpuComputeAtTest, SharedCopiesCoverTheBlockTile) {
+  ScheduleOutcome out;
+  EXPECT_TRUE(ScheduleIsCorrect(kMatmul, kShape, [](Schedule& sch) -> Status {
+    TF_ASSIGN_OR_RETURN(auto loops, TileMatmulForGpu(sch));
+    TF_ASSIGN_OR_RETURN(BlockRV c, sch.GetBlock("C"));
+    TF_ASSIGN_OR_RETURN(BlockRV a, sch.CacheRead(c, 0, ir::MemoryScope::kShared));
+    TF_ASSIGN_OR_RETURN(BlockRV b, sch.CacheRead(c, 1, ir::MemoryScope::kShared));
+    TF_RETURN_IF_ERROR(sch.ComputeAt(a, loops[2]));
+    return sch.ComputeAt(b, loops[2]);
+  }, &out, /*jit=*/false));
+  std::string text = ir::ToString(out.scheduled);
+  // 16 rows of A by the k tile of 4, 4 by 16 columns of B: the block's tile,
+  // not one thread's ([1, 4] and [4, 1]).
+  EXPECT_EQ(AllocatedShape(text, "A_shared"), "f32[16, 4]") << text;
+  EXPECT_EQ(AllocatedShape(text, "B_shared"), "f32[4, 16]") << text;
+  // Allocated once per block: inside the blockIdx loop, around the threadIdx loop.
+  std::string in_block = From(text, "blockIdx.x");
+  ASSERT_FALSE(in_block.empty()) << text;
+  size_t alloc = in_block.find("allocate A_shared");
+  size_t thread_loop = in_block.find("threadIdx.x");
+  EXPECT_LT(alloc, thread_loop) << text;
+  EXPECT_NE(thread_loop, std::string::npos) << text;
+}
+
+TEST(ScheduleGpuComputeAtTest, SharedCopyAtTheThreadLoopItselfCoversTheBlock) {
+  ScheduleOutcome out;
+  EXPECT_TRUE(ScheduleIsCorrect(kMatmul, kShape, [](Schedule& sch) -> Status {
+    TF_ASSIGN_OR_RETURN(auto loops, TileMatmulForGpu(sch));
+    TF_ASSIGN_OR_RETURN(BlockRV c, sch.GetBlock("C"));
+    TF_ASSIGN_OR_RETURN(BlockRV a, sch.CacheRead(c, 0, ir::MemoryScope::kShared));
+    return sch.ComputeAt(a, loops[1]);
+  }, &out, /*jit=*/false));
+  std::string text = ir::ToString(out.scheduled);
+  EXPECT_EQ(AllocatedShape(text, "A_shared"), "f32[16, 16]") << text;
+}
+
+TEST(ScheduleGpuComputeAtTest, LocalCopyKeepsOneThreadsRegion) {
+  ScheduleOutcome out;
+  EXPECT_TRUE(ScheduleIsCorrect(kMatmul, kShape, [](Schedule& sch) -> Status {
+    TF_ASSIGN_OR_RETURN(auto loops, TileMatmulForGpu(sch));
+    TF_ASSIGN_OR_RETURN(BlockRV c, sch.GetBlock("C"));
+    TF_ASSIGN_OR_RETURN(BlockRV a, sch.CacheRead(c, 0, ir::MemoryScope::kLocal));
+    return sch.ComputeAt(a, loops[2]);
+  }, &out, /*jit=*/false));
+  std::string text = ir::ToString(out.scheduled);
+  EXPECT_EQ(AllocatedShape(text, "A_local"), "f32[1, 4]") << text;
+  // One per thread: allocated inside the threadIdx loop.
+  std::string in_thread = From(text, "threadIdx.x");
+  EXPECT_NE(in_thread.find("allocate A_local"), std::string::npos) << text;
+}
+
+TEST(ScheduleGpuComputeAtTest, SharedCopyWithALocalAccumulatorMatches) {
+  ScheduleOutcome out;
+  EXPECT_TRUE(ScheduleIsCorrect(kMatmul, kShape, [](Schedule& sch) -> Status {
+    TF_ASSIGN_OR_RETURN(auto loops, TileMatmulForGpu(sch));
+    TF_ASSIGN_OR_RETURN(BlockRV c, sch.GetBlock("C"));
+    TF_ASSIGN_OR_RETURN(BlockRV write_back, sch.CacheWrite(c, ir::MemoryScope::kLocal));
+    TF_RETURN_IF_ERROR(sch.ReverseComputeAt(write_back, loops[1]));
+    TF_ASSIGN_OR_RETURN(BlockRV a, sch.CacheRead(c, 0, ir::MemoryScope::kShared));
+    TF_ASSIGN_OR_RETURN(BlockRV b, sch.CacheRead(c, 1, ir::MemoryScope::kShared));
+    TF_RETURN_IF_ERROR(sch.ComputeAt(a, loops[2]));
+    return sch.ComputeAt(b, loops[2]);
+  }, &out, /*jit=*/false));
+  std::string text = ir::ToString(out.scheduled);
+  EXPECT_EQ(AllocatedShape(text, "A_shared"), "f32[16, 4]") << text;
+  EXPECT_EQ(AllocatedShape(text, "B_shared"), "f32[4, 16]") << text;
+}
+
+}  // namespace
+}  // namespace tunefarm::testing
