@@ -8,6 +8,7 @@
 #include <mutex>
 #include <utility>
 
+#include "codegen/cuda/codegen_cuda_generator.h"
 #include "codegen/llvm/codegen_llvm_generator.h"
 
 namespace tunefarm {
@@ -28,6 +29,7 @@ Registry& TheRegistry() {
     };
     // The built-in generators, one line per target kind.
     add(MakeLLVMCodeGenerator());
+    add(MakeCudaCodeGenerator());
     return r;
   }();
   return *registry;

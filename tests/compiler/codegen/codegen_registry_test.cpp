@@ -42,14 +42,14 @@ TEST(CodegenRegistryTest, LlvmTargetsGetTheLlvmGeneratorWhichEmitsWhatEmitObject
 }
 
 TEST(CodegenRegistryTest, AKindWithoutAGeneratorIsInvalidArgumentNamingTheRegisteredOnes) {
-  auto cuda = Target::Parse("cuda -arch=sm_90");
-  ASSERT_TRUE(cuda.ok()) << cuda.status().ToString();
-  auto generator = CodeGeneratorFor(*cuda);
+  Target rocm;  // a kind Target::Parse does not know, let alone a generator
+  rocm.kind = "rocm";
+  auto generator = CodeGeneratorFor(rocm);
   ASSERT_FALSE(generator.ok());
   EXPECT_EQ(generator.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(generator.status().message().find("no code generator for target kind 'cuda'"), std::string::npos)
+  EXPECT_NE(generator.status().message().find("no code generator for target kind 'rocm'"), std::string::npos)
       << generator.status().message();
-  EXPECT_NE(generator.status().message().find("registered for: llvm"), std::string::npos)
+  EXPECT_NE(generator.status().message().find("registered for: cuda, llvm"), std::string::npos)
       << generator.status().message();
 }
 
@@ -70,7 +70,7 @@ class FakeGenerator final : public CodeGenerator {
 TEST(CodegenRegistryTest, ANewKindPlugsInByRegisteringOnce) {
   ASSERT_TRUE(RegisterCodeGenerator(std::make_unique<FakeGenerator>()).ok());
   EXPECT_EQ(RegisterCodeGenerator(std::make_unique<FakeGenerator>()).code(), StatusCode::kAlreadyExists);
-  EXPECT_EQ(RegisteredCodeGeneratorKinds(), (std::vector<std::string>{"fake", "llvm"}));
+  EXPECT_EQ(RegisteredCodeGeneratorKinds(), (std::vector<std::string>{"cuda", "fake", "llvm"}));
   Target fake;
   fake.kind = "fake";
   auto generator = CodeGeneratorFor(fake);
