@@ -68,7 +68,6 @@ void LaunchExtents(const StmtNode* node, std::set<std::string> enclosing, std::m
 struct Scope {
   const For* kernel = nullptr;          // the root loop of the enclosing kernel
   std::map<std::string, int64_t> bound;  // tag -> extent of the nearest enclosing binding
-  bool under_block = false;              // some blockIdx loop encloses it
   bool under_thread = false;             // some threadIdx loop encloses it
   std::string divergence;                // why some threads may not get here; "" when all do
 };
@@ -189,12 +188,8 @@ class GpuVerifier {
       return Fail(what + " is allocated inside the kernel at " + LoopName(scope.kernel) +
                   " but outside its threadIdx loops: give it shared scope or allocate it at the root");
     }
-    if (b->scope != MemoryScope::kGlobal) {
-      if (!scope.kernel) return Fail(what + " is allocated outside any kernel");
-      if (b->scope == MemoryScope::kShared && !scope.under_block) {
-        return Fail(what + " is allocated outside the blockIdx loops of the kernel at " + LoopName(scope.kernel));
-      }
-    }
+    // (Inside a kernel is inside its root blockIdx loop: one shared copy per block.)
+    if (b->scope != MemoryScope::kGlobal && !scope.kernel) return Fail(what + " is allocated outside any kernel");
     if (b->scope == MemoryScope::kShared) shared_bytes_ += (std::max<int64_t>(b->size_bytes(), 1) + 15) / 16 * 16;
     if (b->scope == MemoryScope::kShared) shared_buffers_.push_back(b->name);
     allocs_[b.get()] = AllocInfo{scope.kernel, scope.under_thread};
@@ -208,7 +203,7 @@ class GpuVerifier {
     TF_RETURN_IF_ERROR(CheckExpr(op->extent, scope));
     bool bounds_diverge = ThreadDependent(op->min) || ThreadDependent(op->extent);
     if (!IsBound(op) || op->thread_tag == "vthread") {
-      if (!scope.kernel) return Fail(LoopName(op) + " is outside any kernel: bind the root loop nest to blockIdx/threadIdx");
+      if (!scope.kernel) return Fail(LoopName(op) + " is outside any kernel: bind the root loop nest to blockIdx (BindUnboundLoops binds one)");
       if (IsBound(op) && !AsConstInt(op->extent)) return Fail(LoopName(op) + " has no constant extent");
       if (bounds_diverge) {
         thread_dependent_.insert(op->loop_var.get());
@@ -220,7 +215,13 @@ class GpuVerifier {
     if (!IsLaunchTag(tag)) return Fail(LoopName(op) + " has an unknown thread tag");
     const int64_t* extent = AsConstInt(op->extent);
     if (!extent || *extent < 1) return Fail(LoopName(op) + " has no constant, positive extent");
-    if (!scope.kernel) return CheckKernel(op, std::move(scope));
+    if (!scope.kernel) {
+      if (!IsBlockTag(tag)) {
+        return Fail(LoopName(op) + " is the root of a kernel but not bound to blockIdx: a kernel's root loop nest "
+                    "is bound to blockIdx (BindUnboundLoops binds one)");
+      }
+      return CheckKernel(op, std::move(scope));
+    }
     if (IsBlockTag(tag) && scope.under_thread) return Fail(LoopName(op) + " is nested under a threadIdx loop");
     if (auto it = scope.bound.find(tag); it != scope.bound.end() && *extent > it->second) {
       return Fail(LoopName(op) + " has extent " + std::to_string(*extent) + ", larger than the enclosing binding of " +
@@ -233,8 +234,6 @@ class GpuVerifier {
                            std::to_string(launch_.at(tag)) + " threads of " + tag;
       }
       scope.under_thread = true;
-    } else {
-      scope.under_block = true;
     }
     if (bounds_diverge && scope.divergence.empty()) {
       scope.divergence = LoopName(op) + " has bounds that depend on a threadIdx variable";
@@ -243,7 +242,7 @@ class GpuVerifier {
     return Check(op->body, std::move(scope));
   }
 
-  // A root loop bound to a launch tag: one kernel. Checks its launch shape
+  // A root loop bound to blockIdx: one kernel. Checks its launch shape
   // and, after its body, its shared memory.
   Status CheckKernel(const For* root, Scope scope) {
     launch_.clear();
@@ -279,15 +278,7 @@ class GpuVerifier {
     shared_bytes_ = 0;
     shared_buffers_.clear();
     scope.kernel = root;
-    // The root loop itself is checked as a bound loop inside its kernel.
-    const std::string& tag = root->thread_tag;
-    scope.bound[tag] = *AsConstInt(root->extent);
-    if (IsThreadTag(tag)) {
-      thread_dependent_.insert(root->loop_var.get());
-      scope.under_thread = true;
-    } else {
-      scope.under_block = true;
-    }
+    scope.bound[root->thread_tag] = *AsConstInt(root->extent);
     TF_RETURN_IF_ERROR(Check(root->body, std::move(scope)));
     if (shared_bytes_ > limits_.max_shared_bytes) {
       std::string names;

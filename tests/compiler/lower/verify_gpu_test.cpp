@@ -97,8 +97,11 @@ TEST(VerifyGpuBindingsTest, RejectsANonConstantBoundExtent) {
 
 TEST(VerifyGpuBindingsTest, RejectsABlockLoopUnderAThreadLoop) {
   Fixture x;
-  PrimFunc f = x.Func(Bound(x.tx, Expr(int64_t(8)), "threadIdx.x", Bound(x.bx, Expr(int64_t(4)), "blockIdx.x", x.StoreOut(x.bx * 8 + x.tx))));
-  EXPECT_TRUE(Rejects(f, {"loop bx", "under a threadIdx loop"}));
+  Var by("by");
+  PrimFunc f = x.Func(Bound(x.bx, Expr(int64_t(2)), "blockIdx.x",
+                            Bound(x.tx, Expr(int64_t(8)), "threadIdx.x",
+                                  Bound(by, Expr(int64_t(4)), "blockIdx.y", x.StoreOut(by * 8 + x.tx)))));
+  EXPECT_TRUE(Rejects(f, {"loop by", "under a threadIdx loop"}));
 }
 
 TEST(VerifyGpuBindingsTest, RejectsANestedBindingLargerThanItsEnclosingOne) {
@@ -139,9 +142,7 @@ TEST(VerifyGpuBindingsTest, RejectsSharedBuffersOutsideTheirKernel) {
   // Used by a kernel that does not allocate it.
   EXPECT_TRUE(Rejects(x.Func(Bound(x.bx, Expr(int64_t(2)), "blockIdx.x", use)),
                       {"shared buffer tile", "outside the kernel that allocates it"}));
-  // Allocated inside a kernel without blockIdx loops.
-  EXPECT_TRUE(Rejects(x.Func(Bound(x.tx, Expr(int64_t(32)), "threadIdx.x", Allocate::Make(sh, Store::Make(sh, Expr(1.0), {x.tx})))),
-                      {"shared buffer tile", "outside the blockIdx loops"}));
+
 }
 
 TEST(VerifyGpuBindingsTest, RejectsALocalBufferSharedAcrossThreads) {
@@ -184,6 +185,9 @@ TEST(VerifyGpuBindingsTest, RejectsCodeOutsideAnyKernel) {
   Fixture x;
   EXPECT_TRUE(Rejects(x.Func(Serial(x.k, 8, x.StoreOut(x.k))), {"loop k", "outside any kernel"}));
   EXPECT_TRUE(Rejects(x.Func(x.StoreOut(Expr(int64_t(0)))), {"store to out", "outside any kernel"}));
+  // A kernel's root is bound to blockIdx, not threadIdx alone.
+  EXPECT_TRUE(Rejects(x.Func(Bound(x.tx, Expr(int64_t(32)), "threadIdx.x", x.StoreOut(x.tx))),
+                      {"loop tx", "not bound to blockIdx"}));
 }
 
 TEST(VerifyGpuBindingsTest, LimitsOfCudaTargets) {

@@ -3,6 +3,7 @@
 // allocated once around the thread loops, and the program still matches the
 // default one; a kLocal copy keeps one thread's region.
 #include "../schedule_test_util.h"
+#include "tunefarm/compiler/codegen/cuda/codegen_cuda.h"
 
 namespace tunefarm::testing {
 namespace {
@@ -107,6 +108,43 @@ TEST(ScheduleGpuComputeAtTest, SharedCopyWithALocalAccumulatorMatches) {
   std::string text = ir::ToString(out.scheduled);
   EXPECT_EQ(AllocatedShape(text, "A_shared"), "f32[16, 4]") << text;
   EXPECT_EQ(AllocatedShape(text, "B_shared"), "f32[4, 16]") << text;
+}
+
+// The shared copies fetched cooperatively (each copy's loops fused, split by
+// the block size and the inner loop bound to the thread's own threadIdx.x),
+// lowered for CUDA (barriers inserted, bindings verified) and run with the
+// interpreter's GPU threads: the block-wide region is what makes it correct.
+TEST(ScheduleGpuComputeAtTest, CooperativeFetchLoweredForCudaMatches) {
+  auto base = LowerText(kMatmul, kShape);
+  ASSERT_TRUE(base.ok()) << base.status().ToString();
+  Schedule sch(*base, 1);
+  Status s = [&]() -> Status {
+    TF_ASSIGN_OR_RETURN(auto loops, TileMatmulForGpu(sch));
+    TF_ASSIGN_OR_RETURN(BlockRV c, sch.GetBlock("C"));
+    TF_ASSIGN_OR_RETURN(BlockRV write_back, sch.CacheWrite(c, ir::MemoryScope::kLocal));
+    TF_RETURN_IF_ERROR(sch.ReverseComputeAt(write_back, loops[1]));
+    TF_ASSIGN_OR_RETURN(BlockRV a, sch.CacheRead(c, 0, ir::MemoryScope::kShared));
+    TF_ASSIGN_OR_RETURN(BlockRV b, sch.CacheRead(c, 1, ir::MemoryScope::kShared));
+    for (BlockRV copy : {a, b}) {
+      TF_RETURN_IF_ERROR(sch.ComputeAt(copy, loops[2]));
+      TF_ASSIGN_OR_RETURN(auto copy_loops, sch.GetLoops(copy));  // bx tx k0 v0 v1
+      TF_ASSIGN_OR_RETURN(LoopRV fused, sch.Fuse({copy_loops[3], copy_loops[4]}));
+      TF_ASSIGN_OR_RETURN(auto split, sch.Split(fused, {-1, 256}));
+      TF_RETURN_IF_ERROR(sch.Bind(split[1], "threadIdx.x"));
+    }
+    return Status::OK();
+  }();
+  ASSERT_TRUE(s.ok()) << s.ToString() << "\n" << ir::ToString(sch.func());
+  std::string text = ir::ToString(sch.func());
+  EXPECT_EQ(AllocatedShape(text, "A_shared"), "f32[16, 4]") << text;
+  auto lowered = cuda::LowerForCuda(sch.func());
+  ASSERT_TRUE(lowered.ok()) << lowered.status().ToString() << "\n" << text;
+  std::string lowered_text = ir::ToString(*lowered);
+  EXPECT_NE(lowered_text.find("barrier"), std::string::npos) << lowered_text;
+  auto ref = MakeReference(*base);
+  ASSERT_TRUE(ref.ok()) << ref.status().ToString();
+  EXPECT_TRUE(MatchesReference(*ref, *lowered, /*jit=*/false));
+  EXPECT_TRUE(ReplaysIdentically(*base, sch));
 }
 
 }  // namespace

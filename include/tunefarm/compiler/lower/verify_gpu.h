@@ -1,12 +1,14 @@
 // VerifyGpuBindings: checks that a lowered, GPU-bound PrimFunc is a sequence
 // of kernels a CUDA device can launch, before code generation.
 //
-// A kernel is a root loop nest bound to blockIdx.* (and threadIdx.* inside);
+// A kernel is a root loop nest whose root loop is bound to blockIdx.* (and
+// threadIdx.* inside);
 // its launch extent per tag is the widest binding of that tag that no
 // enclosing loop binds (the CUDA code generator's rule; a narrower sibling is
 // guarded). Every problem is InvalidArgument naming the loop or buffer:
-//  * code outside any kernel (a root loop bound to nothing, a store, a
-//    branch), an unknown thread tag, a bound loop without a constant extent;
+//  * code outside any kernel (a root loop bound to nothing or only to
+//    threadIdx, a store, a branch), an unknown thread tag, a bound loop
+//    without a constant extent;
 //  * a blockIdx loop under a threadIdx loop; a binding nested in one of the
 //    same tag with a larger extent (a smaller one is allowed: a guarded
 //    cooperative loop, "this thread's index");
@@ -14,11 +16,12 @@
 //    max_threads_per_block, a tag's extent over max_block / max_grid_y_z;
 //  * shared memory of a kernel over max_shared_bytes (each buffer rounded up
 //    to 16 bytes, as the code generator lays them out);
-//  * a kShared or kLocal buffer allocated outside every kernel or used where
-//    its kernel's Allocate does not enclose it, a kShared buffer allocated
-//    outside the blockIdx loops, a kLocal buffer allocated outside the
-//    threadIdx loops but written inside them (each thread would write its
-//    own copy of what the program treats as one);
+//  * a kShared or kLocal buffer allocated outside every kernel (so outside
+//    the blockIdx loops) or used where its kernel's Allocate does not enclose
+//    it; a kLocal buffer allocated outside the threadIdx loops but written
+//    inside them (each thread would write its own copy of what the program
+//    treats as one); a kGlobal buffer allocated in a kernel outside its
+//    threadIdx loops (no kernel allocates global memory);
 //  * a Barrier under a branch, block predicate or loop whose condition,
 //    bounds or guard depends on a threadIdx variable (a threadIdx loop
 //    narrower than the launch extent is such a guard): some threads would
