@@ -3,6 +3,7 @@
 // still equals the default one through the interpreter, it passes
 // VerifyGpuBindings once lowered, and its trace replays to the same program.
 #include "../schedule_test_util.h"
+#include "tunefarm/compiler/codegen/cuda/codegen_cuda.h"
 #include "tunefarm/compiler/ir/ir_printer.h"
 #include "tunefarm/compiler/ir/simplify.h"
 #include "tunefarm/compiler/lower/lower_blocks.h"
@@ -148,6 +149,26 @@ TEST_P(GpuDefaultScheduleSuiteTest, MatchesTheDefaultProgramAndReplays) {
   ASSERT_TRUE(base.ok()) << base.status().ToString();
   for (int64_t threads : {256, 32}) {
     EXPECT_TRUE(DefaultGpuIsCorrect(*base, threads)) << GetParam() << " with " << threads << " threads per block";
+  }
+}
+
+// At full size (not interpreted): the default GPU program lowers for CUDA
+// (barriers, VerifyGpuBindings with the default limits) and prints as CUDA C,
+// one kernel per root nest.
+TEST_P(GpuDefaultScheduleSuiteTest, FullSizeLowersAndGeneratesCuda) {
+  auto w = ParseWorkloadFile(GetParam());
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  auto base = LowerToPrimFunc(*w);
+  ASSERT_TRUE(base.ok()) << base.status().ToString();
+  auto scheduled = DefaultGpuSchedule(*base);
+  ASSERT_TRUE(scheduled.ok()) << scheduled.status().ToString();
+  auto lowered = cuda::LowerForCuda(*scheduled);
+  ASSERT_TRUE(lowered.ok()) << lowered.status().ToString() << "\n" << ir::ToString(*scheduled);
+  auto module = cuda::GenerateCuda(*lowered);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  EXPECT_EQ(module->launches.size(), Count(ir::ToString(*scheduled), "thread_binding(\"blockIdx.x\")"));
+  for (const cuda::CudaLaunch& launch : module->launches) {
+    EXPECT_LE(launch.threads_per_block(), 256) << launch.kernel;
   }
 }
 
