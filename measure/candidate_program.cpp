@@ -18,11 +18,25 @@ struct CandidatePrograms::Shared {
   ir::PrimFunc default_func;
 };
 
+namespace {
+
+CandidatePrograms::TargetCheck HostOnly(bool host_only) {
+  if (!host_only) return nullptr;
+  return [](const Target& target) -> std::string {
+    if (target.is_host()) return "";
+    return "cannot run on this machine (host: " + Target::Host().ToString() + ")";
+  };
+}
+
+}  // namespace
+
+CandidatePrograms::CandidatePrograms(bool host_only) : runs_here_(HostOnly(host_only)) {}
+
 // The checks run in the order a candidate's answer names them: the
 // workload, then the target (and, for the runner, whether it runs here),
 // then lowering.
 std::shared_ptr<const CandidatePrograms::Shared> CandidatePrograms::ParseAndLower(const MeasureInput& in,
-                                                                                  bool host_only) {
+                                                                                  const TargetCheck& runs_here) {
   auto shared = std::make_shared<Shared>();
   auto fail = [&](MeasureErrorKind kind, std::string message) {
     shared->error = kind;
@@ -39,10 +53,11 @@ std::shared_ptr<const CandidatePrograms::Shared> CandidatePrograms::ParseAndLowe
     if (!parsed.ok()) return fail(MeasureErrorKind::kInvalidCandidate, "target: " + parsed.status().message());
     shared->target = *parsed;
   }
-  if (host_only && !shared->target.is_host()) {
-    return fail(MeasureErrorKind::kInvalidCandidate, "target '" + shared->target.ToString() +
-                                                         "' cannot run on this machine (host: " +
-                                                         Target::Host().ToString() + ")");
+  if (runs_here) {
+    std::string why_not = runs_here(shared->target);
+    if (!why_not.empty()) {
+      return fail(MeasureErrorKind::kInvalidCandidate, "target '" + shared->target.ToString() + "' " + why_not);
+    }
   }
   auto func = LowerToPrimFunc(*workload);
   if (!func.ok()) return fail(MeasureErrorKind::kCompileError, "lowering: " + func.status().message());
@@ -58,7 +73,7 @@ std::shared_ptr<const CandidatePrograms::Shared> CandidatePrograms::SharedFor(co
   auto key = std::make_pair(in.workload_text, in.target);
   auto found = shared_.find(key);
   if (found != shared_.end()) return found->second;
-  std::shared_ptr<const Shared> shared = ParseAndLower(in, host_only_);
+  std::shared_ptr<const Shared> shared = ParseAndLower(in, runs_here_);
   ++lowered_workloads_;
   shared_.emplace(std::move(key), shared);
   return shared;

@@ -42,6 +42,17 @@ Result<double> TimeGroup(const PreparedCall& call, int64_t number) {
 
 Result<std::vector<double>> TimeKernel(const PreparedCall& call, const MeasureOptions& options,
                                        double first_run_seconds) {
+  return TimeGroups(
+      options, first_run_seconds, [&](int64_t number) { return TimeGroup(call, number); },
+      [] {
+        FlushCaches();
+        return Status::OK();
+      });
+}
+
+Result<std::vector<double>> TimeGroups(const MeasureOptions& options, double first_run_seconds,
+                                       const std::function<Result<double>(int64_t number)>& time_group,
+                                       const std::function<Status()>& flush) {
   const double min_group = std::max(0.0, options.min_repeat_ms) / 1e3;
   // Start from the requested number, or from what the checked (cold) run
   // suggests; a cold run overestimates, so groups too short are redone.
@@ -55,8 +66,10 @@ Result<std::vector<double>> TimeKernel(const PreparedCall& call, const MeasureOp
   per_run.reserve(size_t(std::max(options.repeat, 1)));
   int redone = 0;
   while (int(per_run.size()) < options.repeat) {
-    if (options.flush_cache) FlushCaches();
-    TF_ASSIGN_OR_RETURN(double seconds, TimeGroup(call, number));
+    if (options.flush_cache) {
+      TF_RETURN_IF_ERROR(flush());
+    }
+    TF_ASSIGN_OR_RETURN(double seconds, time_group(number));
     // Too short: grow `number` (with a margin) and redo the group. Bounded,
     // in case the clock misbehaves; 30 rounds grow number by far more than
     // needed for any kernel.

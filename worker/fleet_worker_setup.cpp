@@ -23,11 +23,12 @@ std::string HostName() {
   return buf;
 }
 
-// The fingerprint the tuning log's records of local tuning on this machine
-// carry too (HostFingerprint), features as Target::Host() writes them; the
-// daemon sorts them as the log keeps them.
-v1::HardwareFingerprint Fingerprint(const DeviceBackend& device) {
-  const HardwareFingerprint host = HostFingerprint(Target::Host(), device.toolchain());
+// The device's fingerprint: for the CPU, the one the tuning log's records of
+// local tuning on this machine carry too (HostFingerprint), features as
+// Target::Host() writes them; for a GPU, its part, clocks and driver
+// (CudaFingerprint). The daemon sorts the features as the log keeps them.
+v1::HardwareFingerprint Fingerprint(const DeviceBackend& device, const std::string& name) {
+  const HardwareFingerprint host = device.fingerprint(name);
   v1::HardwareFingerprint f;
   f.set_isa(host.isa);
   for (const std::string& feature : host.features) f.add_features(feature);
@@ -44,10 +45,10 @@ std::unique_ptr<v1::WorkerMessage> RegisterMessage(const FleetWorkerOptions& o, 
   reg->set_device_key(o.device_key);
   reg->set_device(o.device);
   reg->set_hostname(o.hostname);
-  *reg->mutable_fingerprint() = Fingerprint(device);
+  *reg->mutable_fingerprint() = Fingerprint(device, o.device);
   reg->set_max_in_flight(o.max_in_flight);
   reg->set_tunefarm_version(TUNEFARM_VERSION);
-  for (const std::string& target : device.targets()) reg->add_targets(target);
+  for (const std::string& target : device.targets(o.device)) reg->add_targets(target);
   // What its runner replays, so that the daemon sends it only traces it can
   // build, also while a fleet runs mixed versions.
   for (const std::string& name : ReplayedInstructionNames()) reg->add_trace_instructions(name);
@@ -59,7 +60,7 @@ std::unique_ptr<v1::WorkerMessage> RegisterMessage(const FleetWorkerOptions& o, 
 
 std::string DefaultDeviceKey(const std::string& device) {
   auto backend = FindDeviceBackend(device);
-  return backend.ok() ? (*backend)->default_key() : std::string();
+  return backend.ok() ? (*backend)->default_key(device) : std::string();
 }
 
 bool IsSyntheticDevice(const std::string& device) {
@@ -88,11 +89,13 @@ Status CheckTunerAddress(const std::string& address) {
 
 Result<std::string> RunnerFaultName(const std::string& inject_fault) {
   if (inject_fault == "crash") return std::string("segfault");
-  for (const char* name : {"segfault", "abort", "hang", "wrong", "hang_build", "crash_build"}) {
+  for (const char* name :
+       {"segfault", "abort", "hang", "wrong", "hang_build", "crash_build", "cuda-illegal-address"}) {
     if (inject_fault == name) return inject_fault;
   }
-  return Status::InvalidArgument("unknown fault '" + inject_fault +
-                                 "' (crash, hang, segfault, abort, wrong, hang_build, crash_build)");
+  return Status::InvalidArgument(
+      "unknown fault '" + inject_fault +
+      "' (crash, hang, segfault, abort, wrong, hang_build, crash_build, cuda-illegal-address)");
 }
 
 Result<std::unique_ptr<FleetWorker>> FleetWorker::Create(FleetWorkerOptions options) {
@@ -137,7 +140,12 @@ Result<std::unique_ptr<FleetWorker>> FleetWorker::Create(FleetWorkerOptions o, s
   if (o.test_latency_ms < 0 || (o.test_latency_ms > 0 && !device->takes_test_latency)) {
     return Status::InvalidArgument("test latency is for device test only, and cannot be negative");
   }
-  if (o.device_key.empty()) o.device_key = device->default_key();
+  // A device that is not here (a GPU without a driver) fails now, saying
+  // why, rather than registering a key it cannot measure for.
+  if (device->available) {
+    TF_RETURN_IF_ERROR(device->available(o.device));
+  }
+  if (o.device_key.empty()) o.device_key = device->default_key(o.device);
   // The tuner's rules (ValidateRegister): a key it would refuse is a
   // configuration error here, not a reconnect loop.
   bool key_ok = o.device_key.size() <= 128;

@@ -13,6 +13,7 @@
 
 #include "protocol.h"
 #include "subprocess.h"
+#include "tunefarm/worker/cuda_device.h"
 
 namespace tunefarm {
 
@@ -52,6 +53,13 @@ Status ValidateOptions(const MeasureOptions& o) {
     return Status::InvalidArgument("measure options: build_timeout_s and run_timeout_s must be positive");
   }
   if (o.num_threads < 0) return Status::InvalidArgument("measure options: num_threads must be >= 0");
+  return Status::OK();
+}
+
+Status ValidateDevice(const std::string& device) {
+  if (device == "cpu") return Status::OK();
+  auto index = ParseCudaDeviceIndex(device);
+  if (!index.ok()) return Status::InvalidArgument("local measurer: " + index.status().message() + "; or cpu");
   return Status::OK();
 }
 
@@ -110,6 +118,8 @@ Status LocalMeasurer::EnsureRunner() {
   }
   std::vector<std::string> env;
   if (options_.enable_test_faults) env.push_back(std::string(worker_protocol::kTestFaultsEnv) + "=1");
+  // Always set, so a TUNEFARM_RUNNER_DEVICE of this process's own environment is not inherited.
+  env.push_back(std::string(worker_protocol::kRunnerDeviceEnv) + "=" + options_.device);
   TF_ASSIGN_OR_RETURN(runner_, RunnerProcess::Start(path, env));
   ++runner_starts_;
   return Status::OK();
@@ -135,6 +145,10 @@ std::vector<MeasureResult> LocalMeasurer::Measure(const std::vector<MeasureInput
       round.done[i] = true;
     }
   };
+  if (Status s = ValidateDevice(options_.device); !s.ok()) {
+    finish_all(MeasureErrorKind::kWorkerLost, s.message());
+    return round.results;
+  }
   if (Status s = ValidateOptions(options); !s.ok()) {
     finish_all(MeasureErrorKind::kInvalidCandidate, s.message());
     return round.results;

@@ -20,8 +20,9 @@ Result<TestFault> FindTestFault(std::string_view trace_text) {
   if (rest == "wrong") return TestFault::kWrong;
   if (rest == "hang_build") return TestFault::kHangBuild;
   if (rest == "crash_build") return TestFault::kCrashBuild;
+  if (rest == "cuda-illegal-address") return TestFault::kCudaIllegalAddress;
   return Status::InvalidArgument("unknown test fault '" + std::string(rest) +
-                                 "' (segfault, abort, hang, wrong, hang_build, crash_build)");
+                                 "' (segfault, abort, hang, wrong, hang_build, crash_build, cuda-illegal-address)");
 }
 
 void AppendFrame(const json& message, std::string& out) {

@@ -26,6 +26,9 @@ constexpr int kProtocolVersion = 1;
 // A batch of a few hundred candidates with long traces stays far below this;
 // a larger length means a corrupt stream.
 constexpr uint32_t kMaxFrameBytes = 64u << 20;
+// Environment variable that names the runner's device: "cpu" (unset: the
+// same) or "cuda:N" (LocalMeasurerOptions::device).
+constexpr const char* kRunnerDeviceEnv = "TUNEFARM_RUNNER_DEVICE";
 // Environment variable that enables the runner's fault-injection test hooks.
 constexpr const char* kTestFaultsEnv = "TUNEFARM_RUNNER_TEST_FAULTS";
 // TEST DEVICE: a trace line "# tunefarm-test-fault: <fault>" makes a runner
@@ -41,6 +44,9 @@ enum class TestFault : uint8_t {
   kWrong,        // corrupt the output after the run
   kHangBuild,    // never finish building
   kCrashBuild,   // crash with SIGSEGV while building
+  // cuda targets: launch a kernel that writes through a null pointer before
+  // the candidate's (CUDA_ERROR_ILLEGAL_ADDRESS; the context is then unusable).
+  kCudaIllegalAddress,
 };
 // The fault named in a trace text, kNone when there is none; an unknown
 // fault name is an error.

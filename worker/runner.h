@@ -9,10 +9,13 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -61,17 +64,27 @@ struct Reference {
 // about 0.7 s, once per workload and seed.
 constexpr double kInterpreterFlopLimit = 1e7;
 
+// Computes the expected outputs of a workload too large for the interpreter:
+// `func` is its default PrimFunc as written, `ref.inputs` are filled and
+// `ref.outputs` allocated; it fills the outputs and names its `method`.
+using CompiledReference = std::function<Status(const ir::PrimFunc& func, Reference& ref)>;
+
 // Caches references, most recently used first, within a byte budget. Main thread only.
 class ReferenceCache {
  public:
   explicit ReferenceCache(int64_t max_bytes = int64_t(1) << 30) : max_bytes_(max_bytes) {}
-  // The reference for (w, seed), computed on first use. `func` is w's default PrimFunc.
+  // The reference for (w, seed), computed on first use.
   Result<Reference*> Get(const Workload& w, uint64_t seed);
   bool Contains(const std::string& key) const;
   void Drop(const std::string& key);
+  // How references beyond kInterpreterFlopLimit are computed; unset: the
+  // default schedule JIT-compiled for this host. A GPU runner sets its GPU's
+  // default program (runner_cuda_session.cpp).
+  void SetCompiledReference(CompiledReference compute) { compiled_ = std::move(compute); }
 
  private:
   int64_t max_bytes_;
+  CompiledReference compiled_;
   std::list<std::unique_ptr<Reference>> entries_;
 };
 
@@ -85,19 +98,58 @@ uint64_t Checksum(const std::vector<HostBuffer>& buffers);
 // runner binary at the same thread count (runner_speed_probe.cpp).
 double TimeSpeedProbe();
 
+class CudaGpu;      // runner_cuda.h
+struct CudaBuild;   // runner_cuda.h
+
+// The runner exits with this status after answering a candidate whose CUDA
+// error left the GPU's context unusable (runner_cuda.h); LocalMeasurer then
+// measures the rest of the batch in a fresh runner.
+constexpr int kExitGpuBroken = 4;
+
 // One batch: builds, then measures in order, sending events on `channel`.
 class Session {
  public:
-  Session(Channel& channel, bool test_faults) : channel_(channel), test_faults_(test_faults) {}
+  // `device`: "cpu", or "cuda:N" to measure cuda targets on GPU N (opened at
+  // the first batch; host targets still run on the CPU).
+  Session(Channel& channel, bool test_faults, std::string device);
+  ~Session();
   void HandleBatch(const nlohmann::json& request);
 
  private:
-  struct Built;
+  // A candidate as built on a build thread, until it is measured.
+  struct Built {
+    bool ok = false;
+    MeasureResult failure;  // when !ok: the answer, already final
+    worker_protocol::TestFault fault = worker_protocol::TestFault::kNone;
+    std::shared_ptr<const Workload> workload;  // shared with the batch's other candidates of it
+    ir::PrimFunc func;                  // the scheduled PrimFunc (its params fix the argument order)
+    std::unique_ptr<JitKernel> kernel;  // host targets: freed as soon as the candidate is measured
+    std::unique_ptr<CudaBuild> cuda;    // cuda targets: the module and its compiled code
+    std::unique_ptr<CudaBuild> cuda_fault;  // TEST DEVICE: the null-pointer kernel of cuda-illegal-address
+    int target_threads = 0;             // the target's -num-threads, 0 if none
+    double build_seconds = 0;
+  };
   void Build(const MeasureInput& input, CandidatePrograms& programs, Built& out);
   MeasureResult Run(Built& built, const MeasureOptions& options, int index);
 
+  // The CUDA side (runner_cuda_session.cpp).
+  void OpenGpu();                                    // once, before the first batch's builds
+  std::string CannotRun(const Target& target) const;  // CandidatePrograms::TargetCheck
+  // Lowers, generates and compiles a cuda candidate, and checks it fits the
+  // GPU; on failure, the error kind and message.
+  std::optional<std::pair<MeasureErrorKind, std::string>> BuildCuda(const Target& target, Built& out) const;
+  MeasureResult RunCuda(Built& built, const MeasureOptions& options, int index);
+  Status ComputeGpuReference(const ir::PrimFunc& func, Reference& ref);
+  bool GpuBroken() const;               // a CUDA error left the context unusable
+  std::string GpuBrokenReason() const;
+
   Channel& channel_;
   bool test_faults_;
+  std::string device_;             // "cpu" or "cuda:N"
+  int cuda_index_ = -1;            // N of "cuda:N"; -1 for "cpu"
+  bool gpu_opened_ = false;        // OpenGpu ran
+  std::unique_ptr<CudaGpu> gpu_;   // null: no GPU (cpu device, or it failed to open)
+  std::string gpu_error_;          // why gpu_ is null on a cuda device
   ReferenceCache references_;
 };
 

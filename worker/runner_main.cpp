@@ -78,7 +78,9 @@ int main(int argc, char** argv) {
 
   runner::Channel channel(channel_fd);
   channel.Send({{"type", "hello"}, {"version", worker_protocol::kProtocolVersion}, {"pid", int(::getpid())}});
-  runner::Session session(channel, test_faults);
+  // The device to measure cuda targets on ("cuda:N"); LocalMeasurer checked the name.
+  const char* device = std::getenv(worker_protocol::kRunnerDeviceEnv);
+  runner::Session session(channel, test_faults, device != nullptr && *device ? device : "cpu");
   while (true) {
     auto message = channel.Receive();
     if (!message) return 0;  // parent closed the channel: done

@@ -64,7 +64,7 @@ int64_t Bytes(const Reference& r) {
   return n;
 }
 
-Result<std::unique_ptr<Reference>> Compute(const Workload& w, uint64_t seed) {
+Result<std::unique_ptr<Reference>> Compute(const Workload& w, uint64_t seed, const CompiledReference& compiled) {
   auto ref = std::make_unique<Reference>();
   ref->key = ReferenceKey(w, seed);
   // The text as written, not the nest the tuner schedules: a rewrite in
@@ -89,6 +89,9 @@ Result<std::unique_ptr<Reference>> Compute(const Workload& w, uint64_t seed) {
     for (auto& b : ref->outputs) args.push_back(&b);
     Status s = Interpret(func, args);
     if (!s.ok()) return Status(s.code(), "reference (interpreter): " + s.message());
+  } else if (compiled) {
+    Status s = compiled(func, *ref);
+    if (!s.ok()) return Status(s.code(), "reference (" + ref->method + "): " + s.message());
   } else {
     ref->method = "compiled default schedule";
     auto kernel = JitCompile(func, Target::Host());
@@ -114,7 +117,7 @@ Result<Reference*> ReferenceCache::Get(const Workload& w, uint64_t seed) {
       return entries_.front().get();
     }
   }
-  TF_ASSIGN_OR_RETURN(std::unique_ptr<Reference> ref, Compute(w, seed));
+  TF_ASSIGN_OR_RETURN(std::unique_ptr<Reference> ref, Compute(w, seed, compiled_));
   entries_.push_front(std::move(ref));
   // Evict the least recently used beyond the budget, never the one just made.
   int64_t total = 0;

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "runner.h"
+#include "runner_cuda.h"
 #include "tunefarm/measure/timing.h"
 #include "tunefarm/compiler/codegen/codegen.h"
 #include "tunefarm/compiler/codegen/llvm/prepared_call.h"
@@ -25,17 +26,6 @@ namespace tunefarm::runner {
 using nlohmann::json;
 using worker_protocol::TestFault;
 using Clock = std::chrono::steady_clock;
-
-struct Session::Built {
-  bool ok = false;
-  MeasureResult failure;  // when !ok: the answer, already final
-  TestFault fault = TestFault::kNone;
-  std::shared_ptr<const Workload> workload;  // shared with the batch's other candidates of it
-  ir::PrimFunc func;                  // the scheduled PrimFunc (its params fix the argument order)
-  std::unique_ptr<JitKernel> kernel;  // freed as soon as the candidate is measured
-  int target_threads = 0;             // the target's -num-threads, 0 if none
-  double build_seconds = 0;
-};
 
 namespace {
 
@@ -78,6 +68,20 @@ void Session::Build(const MeasureInput& in, CandidatePrograms& programs, Built& 
   // TUNEFARM_RUNNER_TEST_FAULTS=1 only).
   if (out.fault == TestFault::kHangBuild) HangForever();
   if (out.fault == TestFault::kCrashBuild) ::raise(SIGSEGV);
+  if (out.fault == TestFault::kCudaIllegalAddress && target.kind != "cuda") {
+    return fail(MeasureErrorKind::kInvalidCandidate, "test fault cuda-illegal-address needs a cuda target");
+  }
+  if (target.kind == "cuda") {
+    // CandidatePrograms let it through: this runner's GPU runs it.
+    if (!in.object.empty()) {
+      return fail(MeasureErrorKind::kInvalidCandidate, "a prebuilt object cannot be loaded on a CUDA device");
+    }
+    if (auto failure = BuildCuda(target, out)) return fail(failure->first, std::move(failure->second));
+    out.workload = std::move(program.workload);
+    out.build_seconds = SecondsSince(start);
+    out.ok = true;
+    return;
+  }
   // Built elsewhere (the tuner, for a board that should not compile): load
   // the object. The workload and trace were still needed for the parameters'
   // shapes and the reference. A bad object is this candidate's compile error.
@@ -100,7 +104,11 @@ void Session::Build(const MeasureInput& in, CandidatePrograms& programs, Built& 
   out.ok = true;
 }
 
+Session::Session(Channel& channel, bool test_faults, std::string device)
+    : channel_(channel), test_faults_(test_faults), device_(std::move(device)) {}
+
 MeasureResult Session::Run(Built& b, const MeasureOptions& options, int index) {
+  if (b.cuda) return RunCuda(b, options, index);
   MeasureResult r;
   r.build_seconds = b.build_seconds;
   auto fail = [&](MeasureErrorKind kind, std::string message) {
@@ -220,7 +228,9 @@ void Session::HandleBatch(const json& request) {
 
   // Build phase: independent candidates, independent LLVM contexts. A
   // batch's candidates share a workload: it is parsed and lowered once.
-  CandidatePrograms programs(/*host_only=*/true);
+  // Builds check candidates against the GPU's limits: it is opened first.
+  OpenGpu();
+  CandidatePrograms programs([this](const Target& target) { return CannotRun(target); });
   std::vector<Built> built(candidates.size());
   std::atomic<size_t> next{0};
   auto build_worker = [&] {
@@ -260,6 +270,15 @@ void Session::HandleBatch(const json& request) {
     // Free the JIT'd code now, not at batch end; after answering, since
     // tearing down a JIT takes milliseconds the parent need not wait for.
     built[k].kernel.reset();
+    built[k].cuda.reset();
+    if (GpuBroken()) {
+      // The context is unusable after this error (runner_cuda.h): the
+      // candidate is answered; a fresh runner measures the rest.
+      std::fprintf(stderr, "tunefarm-runner: the GPU's CUDA context is unusable after %s; exiting\n",
+                   GpuBrokenReason().c_str());
+      std::fflush(stderr);
+      std::_Exit(kExitGpuBroken);
+    }
   }
   channel_.Send({{"type", "batch_done"}});
 }

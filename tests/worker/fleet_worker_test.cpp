@@ -67,8 +67,8 @@ TEST(FleetWorkerCreateTest, RejectsBadOptionsNamingWhatIsWrong) {
   }
   EXPECT_EQ(error(base), "OK");
   auto o = base;
-  o.device = "cuda:0";
-  EXPECT_NE(error(o).find("unknown device 'cuda:0'"), std::string::npos);
+  o.device = "tpu:0";
+  EXPECT_NE(error(o).find("unknown device 'tpu:0'"), std::string::npos);
   o = base;
   o.device_key = "cpu znver4";
   EXPECT_NE(error(o).find("letters, digits"), std::string::npos) << error(o);
@@ -100,7 +100,7 @@ TEST(FleetWorkerCreateTest, RejectsBadOptionsNamingWhatIsWrong) {
 }
 
 TEST(DeviceBackendTest, EachDeviceSaysHowItMeasuresAndAnUnknownOneListsThem) {
-  auto unknown = FindDeviceBackend("cuda:0");
+  auto unknown = FindDeviceBackend("tpu:0");
   ASSERT_FALSE(unknown.ok());
   EXPECT_EQ(unknown.status().code(), StatusCode::kInvalidArgument);
   for (const DeviceBackend& d : DeviceBackends()) {
@@ -109,17 +109,17 @@ TEST(DeviceBackendTest, EachDeviceSaysHowItMeasuresAndAnUnknownOneListsThem) {
     auto found = FindDeviceBackend(d.name);
     ASSERT_TRUE(found.ok()) << d.name;
     EXPECT_EQ(*found, &d);
-    EXPECT_EQ(DefaultDeviceKey(d.name), d.default_key());
+    EXPECT_EQ(DefaultDeviceKey(d.name), d.default_key(d.name));
     EXPECT_EQ(IsSyntheticDevice(d.name), d.synthetic);
   }
   const DeviceBackend& cpu = **FindDeviceBackend("cpu");
   EXPECT_FALSE(cpu.synthetic);
   EXPECT_TRUE(cpu.runs_runner);
-  EXPECT_EQ(cpu.targets(), std::vector<std::string>{Target::Host().ToString()});
+  EXPECT_EQ(cpu.targets("cpu"), std::vector<std::string>{Target::Host().ToString()});
   const DeviceBackend& test = **FindDeviceBackend("test");
   EXPECT_TRUE(test.synthetic);
-  EXPECT_TRUE(test.targets().empty());  // builds nothing: takes any target
-  EXPECT_EQ(test.toolchain(), "none (test device)");
+  EXPECT_TRUE(test.targets("test").empty());  // builds nothing: takes any target
+  EXPECT_EQ(test.toolchain("test"), "none (test device)");
 
   // The test device's measurer answers with its synthetic message.
   FleetWorkerOptions options;

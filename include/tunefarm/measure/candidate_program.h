@@ -10,9 +10,11 @@
 // not parse or apply, and, with `host_only` (the runner), for a target that
 // cannot run on this machine, checked right after the target is parsed;
 // compile_error for lowering. The tuner builds for other machines and passes
-// host_only = false.
+// host_only = false. A runner that drives a GPU passes its own check instead
+// (TargetCheck: host targets and its GPU's).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -46,7 +48,15 @@ struct CandidateProgram {
 // one batch, so it holds at most that batch's distinct workloads.
 class CandidatePrograms {
  public:
-  explicit CandidatePrograms(bool host_only = false) : host_only_(host_only) {}
+  // Why a parsed target cannot run where the candidates are measured; empty
+  // when it can. Called once per distinct (workload, target), from the build
+  // threads: it must be thread-safe.
+  using TargetCheck = std::function<std::string(const Target&)>;
+
+  explicit CandidatePrograms(bool host_only = false);
+  // Targets for which `runs_here` answers a reason are invalid_candidate with
+  // "target '<text>' <reason>".
+  explicit CandidatePrograms(TargetCheck runs_here) : runs_here_(std::move(runs_here)) {}
 
   CandidateProgram Prepare(const MeasureInput& input);
 
@@ -57,9 +67,9 @@ class CandidatePrograms {
  private:
   struct Shared;  // a workload and target as parsed and lowered, or why not
   std::shared_ptr<const Shared> SharedFor(const MeasureInput& input);
-  static std::shared_ptr<const Shared> ParseAndLower(const MeasureInput& input, bool host_only);
+  static std::shared_ptr<const Shared> ParseAndLower(const MeasureInput& input, const TargetCheck& runs_here);
 
-  const bool host_only_;
+  const TargetCheck runs_here_;  // null: any target
   mutable std::mutex mu_;
   // GUARDED_BY(mu_): by (workload text, target text).
   std::map<std::pair<std::string, std::string>, std::shared_ptr<const Shared>> shared_;

@@ -4,6 +4,8 @@
 // time next to today's.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "tunefarm/common/status.h"
@@ -20,5 +22,14 @@ namespace tunefarm {
 // per group; a record's time is the fastest of them (docs/database.md).
 Result<std::vector<double>> TimeKernel(const PreparedCall& call, const MeasureOptions& options,
                                        double first_run_seconds);
+
+// The same recipe for any device: `time_group(number)` runs the kernel
+// `number` times and returns the group's seconds (a CUDA device times them
+// with events on the GPU); `flush` (called before each group when
+// options.flush_cache) evicts the device's caches outside the timed window.
+// TimeKernel is this with steady_clock and a 64 MiB host write.
+Result<std::vector<double>> TimeGroups(const MeasureOptions& options, double first_run_seconds,
+                                       const std::function<Result<double>(int64_t number)>& time_group,
+                                       const std::function<Status()>& flush);
 
 }  // namespace tunefarm

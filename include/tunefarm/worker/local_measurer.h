@@ -36,6 +36,14 @@ struct LocalMeasurerOptions {
   // How long a runner may stay silent when it owes no build, reference or
   // run (its start-up, between phases) before it counts as stuck.
   double idle_timeout_s = 30;
+  // Where cuda targets run: "cpu" (they are invalid_candidate, as any
+  // target this host cannot run) or "cuda:N", GPU N of this machine, which
+  // the runner opens at its first batch (the runner's environment carries
+  // it, TUNEFARM_RUNNER_DEVICE). Host targets run on the CPU either way. A
+  // GPU that cannot be opened makes its cuda candidates invalid_candidate
+  // naming why; a CUDA error while running one (an illegal address) is that
+  // candidate's runtime_error, and a fresh runner measures the rest.
+  std::string device = "cpu";
   // TEST DEVICE ONLY: starts runners with TUNEFARM_RUNNER_TEST_FAULTS=1, which
   // makes them honour "# tunefarm-test-fault: <fault>" lines in traces
   // (crash, hang, wrong output on purpose). Never set outside tests.
