@@ -2,7 +2,7 @@
 // (int4, double2, ...) loads and stores.
 //
 // The loop's body must be stores only (under guards that do not depend on
-// the loop variable). Each lane's value is printed with the
+// the lane once floor divisions by the lanes are split, LaneSplitter). Each lane's value is printed with the
 // loop variable replaced by the lane; a load that every lane makes
 // unconditionally, contiguous in the loop variable and aligned to the vector
 // (its index without the loop variable is a provable multiple of the lanes),
@@ -49,8 +49,69 @@ std::string VectorType(DataType t, int64_t lanes) {
   return base + std::to_string(lanes);
 }
 
+// A number that provably divides e's value (0: e is 0), from its
+// immediates: sums keep the gcd, products multiply, x % c keeps gcd(x's, c).
+int64_t KnownDivisor(const Expr& e) {
+  if (const int64_t* c = AsConstInt(e)) return *c < 0 ? -*c : *c;
+  if (const auto* op = e.as<Add>()) return std::gcd(KnownDivisor(op->a), KnownDivisor(op->b));
+  if (const auto* op = e.as<Sub>()) return std::gcd(KnownDivisor(op->a), KnownDivisor(op->b));
+  if (const auto* op = e.as<Mul>()) {
+    int64_t d = 0;
+    return __builtin_mul_overflow(KnownDivisor(op->a), KnownDivisor(op->b), &d) ? 1 : d;
+  }
+  if (const auto* op = e.as<Mod>()) {
+    const int64_t* c = AsConstInt(op->b);
+    return c && *c > 0 ? std::gcd(KnownDivisor(op->a), *c) : 1;
+  }
+  if (const auto* op = e.as<Select>()) return std::gcd(KnownDivisor(op->true_value), KnownDivisor(op->false_value));
+  return 1;
+}
+
+// Rewrites floor divisions by the lanes: where x = r + v with r a provable
+// multiple of `lanes`, v the lane (in [0, lanes)) and c a multiple of
+// `lanes`, x / c is r / c and x % c is r % c + v -- the lanes never cross a
+// multiple of c. The cooperative fetch's fused index f splits into a row
+// f / width and a column f % width this way, contiguous in the lane.
+class LaneSplitter : public IRMutator {
+ public:
+  LaneSplitter(Var v, int64_t lanes) : v_(std::move(v)), lanes_(lanes) {}
+  using IRMutator::Mutate;
+
+ protected:
+  Expr MutateDiv(const Div* op, const Expr& self) override { return Split(IRMutator::MutateDiv(op, self), true); }
+  Expr MutateMod(const Mod* op, const Expr& self) override { return Split(IRMutator::MutateMod(op, self), false); }
+
+ private:
+  Expr Split(const Expr& e, bool is_div) {
+    const Expr& a = is_div ? e.as<Div>()->a : e.as<Mod>()->a;
+    const Expr& b = is_div ? e.as<Div>()->b : e.as<Mod>()->b;
+    const int64_t* c = AsConstInt(b);
+    if (!c || *c <= 0 || *c % lanes_ != 0 || !a.dtype().is_int()) return e;
+    int64_t v_coef = 0;
+    Expr rest = IntImm::Make(a.dtype(), 0);
+    bool ok = Linearize(a, 1, [&](const Expr& term, int64_t scale) {
+      if (term.as<Variable>() == v_.get()) {
+        v_coef += scale;
+        return true;
+      }
+      if (UsesVar(term, v_.get())) return false;
+      rest = Add::Make(rest, Mul::Make(term, IntImm::Make(a.dtype(), scale)));
+      return true;
+    });
+    if (!ok || v_coef != 1) return e;
+    rest = Simplify(rest);
+    if (KnownDivisor(rest) % lanes_ != 0) return e;
+    return is_div ? Div::Make(rest, b) : Add::Make(Mod::Make(rest, b), Expr(v_));
+  }
+
+  Var v_;
+  int64_t lanes_;
+};
+
 // True when `flat` is base + v with base free of v and a provable multiple of lanes.
-bool ContiguousAligned(const Expr& flat, const Variable* v, int64_t lanes) {
+bool ContiguousAligned(const Expr& flat_in, const For* loop, int64_t lanes) {
+  const Variable* v = loop->loop_var.get();
+  Expr flat = LaneSplitter(loop->loop_var, lanes).Mutate(flat_in);
   int64_t v_coef = 0, divisor = 0;
   bool ok = Linearize(flat, 1, [&](const Expr& term, int64_t scale) {
     if (term.as<Variable>() == v) {
@@ -58,8 +119,8 @@ bool ContiguousAligned(const Expr& flat, const Variable* v, int64_t lanes) {
       return true;
     }
     if (UsesVar(term, v)) return false;
-    int64_t d = scale;
-    if (const int64_t* c = AsConstInt(term); c && __builtin_mul_overflow(scale, *c, &d)) d = 1;
+    int64_t d = 1;
+    if (__builtin_mul_overflow(scale, KnownDivisor(term), &d)) d = 1;
     divisor = std::gcd(divisor, d < 0 ? -d : d);
     return true;
   });
@@ -101,7 +162,8 @@ bool CudaKernelEmitter::TryEmitVectorLoop(const For* op) {
   std::vector<Expr> guards;
   Stmt body = op->body;
   while (const auto* branch = body.as<IfThenElse>()) {
-    if (branch->else_case.defined() || UsesVar(branch->condition, v)) break;
+    if (branch->else_case.defined()) break;
+    if (UsesVar(LaneSplitter(op->loop_var, lanes).Mutate(branch->condition), v)) break;
     guards.push_back(branch->condition);
     body = branch->then_case;
   }
@@ -124,7 +186,7 @@ bool CudaKernelEmitter::TryEmitVectorLoop(const For* op) {
     if (!fresh && !ExprEqual(it->second, flat)) return false;
     flats.push_back(flat);
     if (s->buffer->scope != MemoryScope::kLocal &&
-        (VectorType(s->buffer->dtype, lanes).empty() || !ContiguousAligned(flat, v, lanes))) {
+        (VectorType(s->buffer->dtype, lanes).empty() || !ContiguousAligned(flat, op, lanes))) {
       return false;
     }
   }
@@ -138,7 +200,9 @@ bool CudaKernelEmitter::TryEmitVectorLoop(const For* op) {
   }
 
   std::string guard;
+  lane_value_[v] = 0;  // the guards hold for every lane or none: lane 0 says which
   for (const Expr& g : guards) guard += (guard.empty() ? "" : " && ") + EmitExpr(g);
+  lane_value_.erase(v);
   Line((guard.empty() ? "{" : "if (" + guard + ") {") + std::string("  // ") + op->loop_var.name() + ": " +
        std::to_string(lanes) + " lanes");
   ++indent_;
@@ -151,7 +215,7 @@ bool CudaKernelEmitter::TryEmitVectorLoop(const For* op) {
     for (const Load* l : loads) {
       std::string vt = VectorType(l->dtype, lanes);
       Expr flat = FlatIndex(l->buffer, l->indices);
-      if (l->buffer->scope == MemoryScope::kLocal || vt.empty() || !ContiguousAligned(flat, v, lanes)) continue;
+      if (l->buffer->scope == MemoryScope::kLocal || vt.empty() || !ContiguousAligned(flat, op, lanes)) continue;
       std::string tmp = names_->Fresh(l->buffer->name + "_vec");
       NoteRead(l->buffer);
       Line("const " + vt + " " + tmp + " = *reinterpret_cast<const " + vt + "*>(" + BufferName(l->buffer) + " + " +

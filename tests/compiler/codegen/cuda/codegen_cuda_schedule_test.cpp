@@ -185,5 +185,52 @@ TEST(CodegenCudaScheduleTest, MatmulWithSharedTilesAndCooperativeFetch) {
   EXPECT_TRUE(CompilesForGpus(*module));
 }
 
+
+// C[33, 20] = A[33, 32] B[32, 20] with 8 x 4 tiles of 32 threads, k tiles of
+// 8: each shared tile's copy loop is fused and split [.., 8 or 16, 4], the
+// middle loop bound to threadIdx.x (8 or 16 of the block's 32 threads) and the
+// 4 vectorized: float4 stores into shared memory, and float4 loads from A,
+// whose rows (32 floats) keep the lanes aligned; B's rows of 20 do too.
+TEST(CodegenCudaScheduleTest, CooperativeFetchVectorizedIntoSharedMemory) {
+  auto f = Scheduled(kMatmul, {{"M", 33}, {"N", 20}, {"K", 32}}, [](Schedule& sch) -> Status {
+    TF_ASSIGN_OR_RETURN(BlockRV c, sch.GetBlock("C"));
+    TF_ASSIGN_OR_RETURN(BlockRV write_back, sch.CacheWrite(c, ir::MemoryScope::kLocal));
+    TF_ASSIGN_OR_RETURN(auto l, sch.GetLoops(c));
+    TF_ASSIGN_OR_RETURN(auto i, sch.Split(l[0], {-1, 8}));
+    TF_ASSIGN_OR_RETURN(auto j, sch.Split(l[1], {-1, 4}));
+    TF_ASSIGN_OR_RETURN(auto k, sch.Split(l[2], {-1, 8}));
+    TF_RETURN_IF_ERROR(sch.Reorder({i[0], j[0], i[1], j[1], k[0], k[1]}));
+    TF_ASSIGN_OR_RETURN(LoopRV bx, sch.Fuse({i[0], j[0]}));
+    TF_ASSIGN_OR_RETURN(LoopRV tx, sch.Fuse({i[1], j[1]}));
+    TF_RETURN_IF_ERROR(sch.Bind(bx, "blockIdx.x"));
+    TF_RETURN_IF_ERROR(sch.Bind(tx, "threadIdx.x"));
+    TF_RETURN_IF_ERROR(sch.ReverseComputeAt(write_back, tx));
+    TF_ASSIGN_OR_RETURN(BlockRV a_copy, sch.CacheRead(c, 0, ir::MemoryScope::kShared));
+    TF_ASSIGN_OR_RETURN(BlockRV b_copy, sch.CacheRead(c, 1, ir::MemoryScope::kShared));
+    for (BlockRV copy : {a_copy, b_copy}) {
+      TF_RETURN_IF_ERROR(sch.ComputeAt(copy, k[0]));
+      TF_ASSIGN_OR_RETURN(auto cl, sch.GetLoops(copy));
+      TF_ASSIGN_OR_RETURN(LoopRV fetch, sch.Fuse({cl[cl.size() - 2], cl.back()}));
+      TF_ASSIGN_OR_RETURN(int64_t extent, sch.LoopExtent(fetch));  // 64 of A, 32 of B
+      TF_ASSIGN_OR_RETURN(auto parts, sch.Split(fetch, {-1, extent / 4, 4}));
+      TF_RETURN_IF_ERROR(sch.Bind(parts[1], "threadIdx.x"));
+      TF_RETURN_IF_ERROR(sch.Vectorize(parts[2]));
+    }
+    return Status::OK();
+  });
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  auto module = LowerAndGenerate(*f);
+  ASSERT_TRUE(module.ok()) << module.status().ToString() << "\n" << ir::ToString(*f);
+  const std::string& src = module->source;
+  EXPECT_EQ(module->launches[0].block, (std::array<int64_t, 3>{32, 1, 1}));
+  EXPECT_NE(src.find("*reinterpret_cast<float4*>(A_shared + "), std::string::npos) << src;
+  EXPECT_NE(src.find("*reinterpret_cast<float4*>(B_shared + "), std::string::npos) << src;
+  EXPECT_NE(src.find("*reinterpret_cast<const float4*>(A + "), std::string::npos) << src;
+  EXPECT_NE(src.find("*reinterpret_cast<const float4*>(B + "), std::string::npos) << src;
+  EXPECT_NE(src.find("if (threadIdx.x < 8)"), std::string::npos) << src;  // B's fetch: 32 / 4 threads
+  TF_SKIP_WITHOUT_NVRTC();
+  EXPECT_TRUE(CompilesForGpus(*module));
+}
+
 }  // namespace
 }  // namespace tunefarm::testing
