@@ -1,5 +1,5 @@
-// Compute-location primitives: compute_at, reverse_compute_at, compute_inline,
-// reverse_compute_inline.
+// Compute-location primitives: compute_at and reverse_compute_at (the
+// inlining ones are in schedule_inline.cpp).
 //
 // compute_at / reverse_compute_at move a block's loop nest under another
 // loop and shrink its iteration space to the region needed (or produced) in
@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <set>
 
+#include "schedule_compute_common.h"
 #include "schedule_thread_relax.h"
 #include "schedule_utils.h"
 #include "tunefarm/compiler/ir/ir_visitor.h"
@@ -21,53 +22,14 @@
 namespace tunefarm {
 
 using namespace ir;
+using sched::LateWriter;
+using sched::Readers;
 using sched::Region;
 using sched::RegionDim;
+using sched::StoresAtIterVars;
+using sched::Writers;
 
 namespace {
-
-
-// Every block that writes `buffer`.
-std::vector<const Block*> Writers(const Stmt& root, const BufferNode* buffer) {
-  std::vector<const Block*> out;
-  for (const Block* b : sched::BlocksUnder(root)) {
-    if (const Store* s = sched::BlockStore(b); s && s->buffer.get() == buffer) out.push_back(b);
-  }
-  return out;
-}
-
-std::vector<const Block*> Readers(const Stmt& root, const BufferNode* buffer, const Block* except) {
-  std::vector<const Block*> out;
-  for (const Block* b : sched::BlocksUnder(root)) {
-    if (b != except && !sched::BlockLoadsOf(b, buffer).empty()) out.push_back(b);
-  }
-  return out;
-}
-
-// Position of `block` in program order, or -1.
-int ProgramIndex(const std::vector<const Block*>& order, const Block* block) {
-  auto it = std::find(order.begin(), order.end(), block);
-  return it == order.end() ? -1 : int(it - order.begin());
-}
-
-// A block that writes one of `consumer`'s inputs (other than `except`) at or
-// after program position `position`: moving the consumer there would read it early.
-const Block* LateWriter(const Stmt& root, const Block* consumer, const BufferNode* except, int position,
-                        const BufferNode** buffer) {
-  std::vector<const Block*> order = sched::BlocksUnder(root);
-  for (const Buffer& b : sched::BlockReadBuffers(consumer)) {
-    if (b.get() == except) continue;
-    for (const Block* w : order) {
-      const Store* s = sched::BlockStore(w);
-      if (w == consumer || !s || s->buffer.get() != b.get()) continue;
-      if (ProgramIndex(order, w) >= position) {
-        *buffer = b.get();
-        return w;
-      }
-    }
-  }
-  return nullptr;
-}
 
 bool IsUnder(const Stmt& root, const StmtNode* node, const For* loop) {
   for (const For* f : sched::LoopsAbove(root, node)) {
@@ -100,17 +62,6 @@ RangeMap RangesAbove(const Stmt& root, const StmtNode* node) {
     if (m && e) r[f->loop_var.get()] = Interval{*m, *m + *e - 1};
   }
   return r;
-}
-
-// The store of a block indexes its buffer with exactly its spatial iter vars, in order.
-bool StoresAtIterVars(const Block* b, const Store* s) {
-  size_t d = 0;
-  for (const IterVar& iv : b->iter_vars) {
-    if (iv.kind != IterKind::kSpatial) continue;
-    if (d >= s->indices.size() || s->indices[d].as<Variable>() != iv.var.get()) return false;
-    ++d;
-  }
-  return d == s->indices.size();
 }
 
 // Builds the loop nest of `block` over `region` (one loop per spatial iter var
@@ -193,13 +144,6 @@ Stmt CompactBuffer(const PrimFunc& f, const Stmt& root, const BufferNode* buffer
   if (!around) return out;
   const For* outer = sched::FindLoop(out, around);
   return sched::ReplaceNode(out, outer, Allocate::Make(compact, sched::FindStmt(out, outer)));
-}
-
-// Removes the Allocate of `buffer` when nothing uses it any more.
-Stmt DropUnusedAllocate(const Stmt& root, const BufferNode* buffer) {
-  const Allocate* a = sched::FindAllocate(root, buffer);
-  if (!a || sched::UsesBuffer(a->body, buffer)) return root;
-  return sched::ReplaceNode(root, a, a->body);
 }
 
 }  // namespace
@@ -361,129 +305,6 @@ Status Schedule::ReverseComputeAt(BlockRV block_rv, LoopRV loop_rv) {
   if (Status scoped = sched::CheckAllocationScopes(func_, body); !scoped.ok()) return fail(scoped.message());
   SetBody(body);
   Record({InstructionKind::kReverseComputeAt, {TraceArg::Ref(Name(block_rv)), TraceArg::Ref(Name(loop_rv))}});
-  return Status::OK();
-}
-
-Status Schedule::ComputeInline(BlockRV block_rv) {
-  TF_ASSIGN_OR_RETURN(std::string name, ResolveBlock(block_rv));
-  const Stmt& root = func_.body;
-  const Block* producer = sched::FindBlock(root, name);
-  const Store* store = sched::BlockStore(producer);
-  auto fail = [&](const std::string& why) { return Status::InvalidArgument("compute_inline(" + name + "): " + why); };
-  if (!store) return fail("the block's body is not a single store");
-  if (producer->init.defined()) return fail("the block is a reduction; only element-wise blocks inline");
-  if (!StoresAtIterVars(producer, store)) return fail("the block does not store at exactly its iteration variables");
-  const BufferNode* buffer = store->buffer.get();
-  if (sched::IsParam(func_, buffer)) return fail(buffer->name + " is an output of the function");
-  if (!sched::BlockLoadsOf(producer, buffer).empty()) return fail("the block reads its own output");
-  std::vector<const Variable*> vars;
-  for (const IterVar& iv : producer->iter_vars) vars.push_back(iv.var.get());
-  Expr value = store->value;
-  class Inliner : public IRMutator {
-   public:
-    Inliner(const BufferNode* b, Expr v, std::vector<const Variable*> vars) : b_(b), v_(std::move(v)), vars_(std::move(vars)) {}
-    using IRMutator::Mutate;
-   protected:
-    Expr MutateLoad(const Load* op, const Expr& self) override {
-      Expr e = IRMutator::MutateLoad(op, self);
-      const Load* l = e.as<Load>();
-      if (l->buffer.get() != b_) return e;
-      std::map<const Variable*, Expr> m;
-      for (size_t d = 0; d < vars_.size(); ++d) m[vars_[d]] = l->indices[d];
-      return Substitute(v_, m);
-    }
-   private:
-    const BufferNode* b_;
-    Expr v_;
-    std::vector<const Variable*> vars_;
-  } inliner(buffer, value, vars);
-  Stmt body = sched::ReplaceNode(root, sched::NestOf(root, producer), Stmt());
-  body = inliner.Mutate(body);
-  body = DropUnusedAllocate(body, buffer);
-  if (Status scoped = sched::CheckAllocationScopes(func_, body); !scoped.ok()) return fail(scoped.message());
-  SetBody(body);
-  Record({InstructionKind::kComputeInline, {TraceArg::Ref(Name(block_rv))}});
-  return Status::OK();
-}
-
-Status Schedule::ReverseComputeInline(BlockRV block_rv) {
-  TF_ASSIGN_OR_RETURN(std::string name, ResolveBlock(block_rv));
-  const Stmt& root = func_.body;
-  const Block* consumer = sched::FindBlock(root, name);
-  const Store* cstore = sched::BlockStore(consumer);
-  auto fail = [&](const std::string& why) { return Status::InvalidArgument("reverse_compute_inline(" + name + "): " + why); };
-  if (!cstore) return fail("the block's body is not a single store");
-  if (consumer->init.defined()) return fail("the block is a reduction");
-  std::vector<Buffer> reads = sched::BlockReadBuffers(consumer);
-  const Block* producer = nullptr;
-  const BufferNode* buffer = nullptr;
-  for (const Buffer& b : reads) {
-    if (sched::IsParam(func_, b.get())) continue;
-    auto writers = Writers(root, b.get());
-    if (writers.size() != 1) continue;
-    if (producer) return fail("it reads more than one intermediate buffer");
-    producer = writers[0];
-    buffer = b.get();
-  }
-  if (!producer) return fail("it reads no intermediate buffer with a single producer");
-  if (producer->init.defined()) {
-    return fail("its producer " + producer->name + " is a reduction; use reverse_compute_at to fuse it into the tile");
-  }
-  if (Readers(root, buffer, producer).size() != 1) return fail(buffer->name + " has other readers");
-  auto loads = sched::BlockLoadsOf(consumer, buffer);
-  std::map<const Variable*, size_t> dim_of;
-  for (size_t d = 0; d < loads[0]->indices.size(); ++d) {
-    const Variable* v = loads[0]->indices[d].as<Variable>();
-    if (!v || dim_of.count(v)) return fail("it must read " + buffer->name + " at distinct iteration variables");
-    dim_of[v] = d;
-  }
-  for (const Load* l : loads) {
-    for (size_t d = 0; d < l->indices.size(); ++d) {
-      if (l->indices[d].as<Variable>() != loads[0]->indices[d].as<Variable>()) return fail("it reads " + buffer->name + " at different places");
-    }
-  }
-  if (dim_of.size() != consumer->iter_vars.size()) return fail("its iteration space differs from " + buffer->name + "'s shape");
-  for (const IterVar& iv : consumer->iter_vars) {
-    if (iv.extent != buffer->shape[dim_of.at(iv.var.get())]) {
-      return fail("it covers only part of " + buffer->name + " (iteration variable " + iv.var.name() + " has extent " +
-                  std::to_string(iv.extent) + ", the buffer " + std::to_string(buffer->shape[dim_of.at(iv.var.get())]) + ")");
-    }
-  }
-  {
-    // Its other inputs must be complete where the producer runs.
-    std::vector<const Block*> order = sched::BlocksUnder(root);
-    const BufferNode* late = nullptr;
-    if (const Block* w = LateWriter(root, consumer, buffer, ProgramIndex(order, producer), &late)) {
-      return fail("it also reads " + late->name + ", which block " + w->name + " writes after " + producer->name);
-    }
-  }
-  const Store* pstore = sched::BlockStore(producer);
-  std::map<const Variable*, Expr> to_producer;
-  for (const auto& [v, d] : dim_of) to_producer[v] = pstore->indices[d];
-  class LoadReplacer : public IRMutator {
-   public:
-    LoadReplacer(const BufferNode* b, Expr v) : b_(b), v_(std::move(v)) {}
-    using IRMutator::Mutate;
-   protected:
-    Expr MutateLoad(const Load* op, const Expr& self) override {
-      if (op->buffer.get() == b_) return v_;
-      return IRMutator::MutateLoad(op, self);
-    }
-   private:
-    const BufferNode* b_;
-    Expr v_;
-  } replacer(buffer, pstore->value);
-  Expr value = replacer.Mutate(Substitute(cstore->value, to_producer));
-  std::vector<Expr> indices;
-  for (const Expr& i : cstore->indices) indices.push_back(Substitute(i, to_producer));
-  Stmt new_producer = Block::Make(producer->name, producer->iter_vars, Stmt(), Store::Make(cstore->buffer, value, indices),
-                                  producer->predicate);
-  Stmt body = sched::ReplaceNode(root, sched::NestOf(root, consumer), Stmt());
-  body = sched::ReplaceNode(body, sched::FindBlock(body, producer->name), new_producer);
-  body = DropUnusedAllocate(body, buffer);
-  if (Status scoped = sched::CheckAllocationScopes(func_, body); !scoped.ok()) return fail(scoped.message());
-  SetBody(body);
-  Record({InstructionKind::kReverseComputeInline, {TraceArg::Ref(Name(block_rv))}});
   return Status::OK();
 }
 
