@@ -4,6 +4,8 @@
 
 #include <filesystem>
 
+#include "tunefarm/tuner/sketch_cuda.h"
+
 namespace tunefarm::tuner {
 
 Status SketchRegistry::Register(const std::string& kind, SketchRuleSet rules) {
@@ -41,6 +43,7 @@ const SketchRegistry& SketchRegistry::BuiltIn() {
   static const SketchRegistry* registry = [] {
     auto* r = new SketchRegistry();
     (void)r->Register("llvm", CpuSketchRules());
+    (void)r->Register("cuda", CudaSketchRules());
     return r;
   }();
   return *registry;

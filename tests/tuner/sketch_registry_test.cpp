@@ -14,6 +14,7 @@
 #include "sketch_test_util.h"
 #include "tunefarm/compiler/target.h"
 #include "tunefarm/tuner/sketch.h"
+#include "tunefarm/tuner/sketch_cuda.h"
 #include "tunefarm/tuner/sketch_registry.h"
 
 namespace tunefarm::tuner {
@@ -39,14 +40,23 @@ TEST(SketchRegistryTest, TheCpuRulesServeLlvm) {
 }
 
 TEST(SketchRegistryTest, AKindWithoutRulesIsNamedWithTheRegisteredOnes) {
-  auto cuda = Target::Parse("cuda -arch=sm_90");
-  ASSERT_TRUE(cuda.ok()) << cuda.status().ToString();
-  auto policy = MakeSketchPolicy(*cuda, "");
+  Target arm;
+  arm.kind = "arm";  // parses nowhere yet: a kind with no rules
+  auto policy = MakeSketchPolicy(arm, "");
   ASSERT_FALSE(policy.ok());
   EXPECT_EQ(policy.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(policy.status().message().find("no sketch rules for target kind 'cuda'"), std::string::npos)
+  EXPECT_NE(policy.status().message().find("no sketch rules for target kind 'arm'"), std::string::npos)
       << policy.status().ToString();
-  EXPECT_NE(policy.status().message().find("(registered: llvm)"), std::string::npos) << policy.status().ToString();
+  EXPECT_NE(policy.status().message().find("(registered: cuda, llvm)"), std::string::npos) << policy.status().ToString();
+}
+
+TEST(SketchRegistryTest, CudaTargetsGetTheGpuRulesWithTheShippedKnobs) {
+  auto cuda = Target::Parse("cuda -arch=sm_90");
+  ASSERT_TRUE(cuda.ok()) << cuda.status().ToString();
+  auto policy = MakeSketchPolicy(*cuda, std::string(TUNEFARM_SOURCE_DIR) + "/configs");
+  ASSERT_TRUE(policy.ok()) << policy.status().ToString();
+  auto shipped = LoadCudaSketchConfig(std::string(TUNEFARM_SOURCE_DIR) + "/configs/sketch/cuda.toml");
+  ASSERT_TRUE(shipped.ok()) << shipped.status().ToString();
 }
 
 // A rule set that records what its constructor was given.

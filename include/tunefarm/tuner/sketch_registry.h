@@ -45,7 +45,8 @@ class SketchRegistry {
   // The kinds with rules, sorted.
   std::vector<std::string> Kinds() const;
 
-  // The built-in table: `llvm` -> CpuSketchRules(). Built on first use, never destroyed.
+  // The built-in table: `llvm` -> CpuSketchRules(), `cuda` -> CudaSketchRules()
+  // (sketch_cuda.h). Built on first use, never destroyed.
   static const SketchRegistry& BuiltIn();
 
  private:

@@ -1,0 +1,56 @@
+// The GPU sketch rules (targets of kind "cuda"), as TVM MetaSchedule's CUDA
+// rules shape a kernel:
+//   1. inline element-wise producers of intermediates (a convolution's padding);
+//   2. multi-level tiling SSSRRSRS of reductions with spatial loops: per
+//      spatial loop five tiles (block, virtual thread, thread, two inner),
+//      per reduction loop three; the block tiles fused and bound to
+//      blockIdx.x, the virtual-thread tiles to vthread, the thread tiles to
+//      threadIdx.x; the accumulator in registers (cache_write local) written
+//      back per thread, with a fusible element-wise consumer (bias, relu)
+//      inlined into the write-back; every input staged in shared memory per
+//      outer reduction tile, fetched by all threads of the block together,
+//      in vectors of a sampled width; an auto-unroll depth sampled;
+//   3. every other block: spatial loops fused, split over blocks of a
+//      sampled number of threads.
+// Sampled tiles whose threads per block or virtual threads fall outside the
+// knobs' limits make Apply fail (the search draws again); limits the
+// program can only be checked against once built (shared memory, registers)
+// are checked when it is built (VerifyGpuBindings, the device's limits).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tunefarm/common/status.h"
+#include "tunefarm/tuner/sketch.h"
+#include "tunefarm/tuner/sketch_registry.h"
+
+namespace tunefarm::tuner {
+
+// Knobs of the GPU rule set (configs/sketch/cuda.toml).
+struct CudaSketchConfig {
+  int64_t max_threads_per_block = 1024;  // threadIdx tiles' product, at most
+  int64_t min_threads_per_block = 32;    // at least (a warp), where the work allows
+  int64_t max_vthreads = 8;              // vthread tiles' product, at most
+  int64_t max_thread_tile = 256;         // a spatial loop's thread tile, at most
+  int64_t max_innermost_tile = 64;       // innermost reduction tile
+  bool shared_inputs = true;             // stage the reduction's inputs in shared memory
+  std::vector<int64_t> fetch_vector_lanes = {1, 2, 4};  // cooperative fetch vector widths
+  std::vector<int64_t> unroll_steps = {0, 16, 64, 512, 1024};  // pragma_auto_unroll_max_step
+  std::vector<int64_t> elementwise_threads = {64, 128, 256, 512, 1024};  // rule 3's block sizes
+  bool inline_elementwise = true;        // rule 1
+  bool fuse_epilogue = true;             // inline an element-wise consumer into the write-back
+};
+
+// Reads a rule-set file; a missing key keeps its default, an unknown key or a
+// bad value is an error naming the file, key and problem.
+Result<CudaSketchConfig> LoadCudaSketchConfig(const std::string& path);
+
+std::unique_ptr<SketchPolicy> MakeCudaSketchPolicy(CudaSketchConfig config = {});
+
+// The GPU rules as a rule set: configs/sketch/cuda.toml.
+SketchRuleSet CudaSketchRules();
+
+}  // namespace tunefarm::tuner
