@@ -94,8 +94,9 @@ bool FindSite(const Stmt& root, const StmtNode* target, std::vector<std::string>
     return std::any_of(seq->seq.begin(), seq->seq.end(), [&](const Stmt& c) { return FindSite(c, target, path); });
   }
   if (const auto* i = root.as<IfThenElse>()) {
-    return nested(i->then_case, "if (" + ToString(i->condition) + ")") ||
-           nested(i->else_case, "else of if (" + ToString(i->condition) + ")");
+    std::string c = ToString(i->condition);  // binary nodes print in parentheses already
+    if (c.empty() || c.front() != '(') c = "(" + c + ")";
+    return nested(i->then_case, "if " + c) || nested(i->else_case, "else of if " + c);
   }
   if (const auto* f = root.as<For>()) {
     std::string tag = f->thread_tag.empty() ? "" : " (" + f->thread_tag + ")";

@@ -86,15 +86,17 @@ Expr ThreadFiveOutOfBounds(const Buffer& in, const Var& tx) {
 }
 
 TEST(InterpreterGpuTest, ThreadsExchangeValuesThroughSharedMemory) {
-  PrimFunc f = RotateThroughShared(8, PlainLoad, true);
-  HostBuffer in(DataType::Float(32), {8}), out(DataType::Float(32), {8});
-  for (int i = 0; i < 8; ++i) in.SetFromDouble(i, 10 + i);
-  ASSERT_TRUE(Interpret(f, {&in, &out}).ok());
-  for (int i = 0; i < 8; ++i) EXPECT_EQ(out.GetAsDouble(i), 10 + (i + 1) % 8) << i;
-  // Without the barrier thread 0 reads S[1] before thread 1 wrote it.
-  PrimFunc racy = RotateThroughShared(8, PlainLoad, false);
-  ASSERT_TRUE(Interpret(racy, {&in, &out}).ok());
-  EXPECT_NE(out.GetAsDouble(0), 11);
+  for (int64_t threads : {8, 1024}) {  // 1024: the largest CUDA block
+    PrimFunc f = RotateThroughShared(threads, PlainLoad, true);
+    HostBuffer in(DataType::Float(32), {threads}), out(DataType::Float(32), {threads});
+    for (int64_t i = 0; i < threads; ++i) in.SetFromDouble(i, double(10 + i));
+    ASSERT_TRUE(Interpret(f, {&in, &out}).ok());
+    for (int64_t i = 0; i < threads; ++i) ASSERT_EQ(out.GetAsDouble(i), double(10 + (i + 1) % threads)) << i;
+    // Without the barrier thread 0 reads S[1] before thread 1 wrote it.
+    PrimFunc racy = RotateThroughShared(threads, PlainLoad, false);
+    ASSERT_TRUE(Interpret(racy, {&in, &out}).ok());
+    EXPECT_NE(out.GetAsDouble(0), 11);
+  }
 }
 
 TEST(InterpreterGpuTest, AnErrorInOneThreadIsTheStatusOfTheCall) {
@@ -127,15 +129,16 @@ TEST(InterpreterGpuTest, ABarrierOnlySomeThreadsReachIsAnError) {
   PrimFunc f = BarrierUnderThreadBranch(false);
   HostBuffer in(DataType::Float(32), {8}), out(DataType::Float(32), {8});
   Status s = Interpret(f, {&in, &out});
-  std::string condition = ToString(LT::Make(Var("tx"), Expr(3)));
-  EXPECT_TRUE(
-      testing::IsInvalid(s, {"barrier under `if (" + condition + ")", "only some threads", "thread (3, 0, 0)"}));
+  EXPECT_TRUE(testing::IsInvalid(s, {"the barrier under `if (tx < 3)` in `for tx (threadIdx.x)`", "only some threads",
+                                     "thread (0, 0, 0) waits there", "thread (3, 0, 0) ends without reaching it"}))
+      << s.ToString();
 }
 
 TEST(InterpreterGpuTest, ThreadsWaitingAtDifferentBarriersIsAnError) {
   PrimFunc f = BarrierUnderThreadBranch(true);
   HostBuffer in(DataType::Float(32), {8}), out(DataType::Float(32), {8});
-  EXPECT_TRUE(testing::IsInvalid(Interpret(f, {&in, &out}), {"different barriers", "else of if"}));
+  EXPECT_TRUE(testing::IsInvalid(Interpret(f, {&in, &out}), {"different barriers", "at the barrier under `if (tx < 3)`",
+                                                             "at the barrier under `else of if (tx < 3)`"}));
 }
 
 // A 2-D block (threadIdx.x and threadIdx.y) transposes tiles through shared
