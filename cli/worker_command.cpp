@@ -156,7 +156,8 @@ void AddWorkerCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_option("--device-key", c->device_key,
                   "What this worker measures for; the tuner sends it only candidates of that key "
-                  "(default: cpu-<host CPU>, e.g. cpu-znver4; 'test' for --device test)")
+                  "(default: cpu-<host CPU>, e.g. cpu-znver4; cuda-<arch>, e.g. cuda-sm_90, for --device cuda:N; "
+                  "'test' for --device test)")
       ->type_name("KEY");
   cmd->add_option("--max-in-flight", c->max_in_flight, "Candidates accepted at once, 1..1024")
       ->type_name("N")
@@ -172,7 +173,8 @@ void AddWorkerCommand(CLI::App& app, int* exit_code) {
   const char* test_group = "TEST ONLY (fault tests of the fleet; never in production)";
   cmd->add_option("--inject-faults", c->inject_faults,
                   "TEST ONLY: make candidates misbehave in the runner: crash or hang "
-                  "(also segfault, abort, wrong, hang_build, crash_build); --device cpu")
+                  "(also segfault, abort, wrong, hang_build, crash_build, and cuda-illegal-address for cuda "
+                  "targets); --device cpu or cuda:N")
       ->group(test_group);
   cmd->add_option("--inject-every", c->inject_every, "TEST ONLY: inject into 1 of every N candidates (default 1)")
       ->type_name("N")

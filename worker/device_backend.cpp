@@ -65,11 +65,11 @@ DeviceBackend CudaBackend() {
     }
     return Status::OK();
   };
+  // "cuda-sm_90", as "cpu-znver4": the target's DeviceKey ("cuda/sm_90")
+  // has a '/', which device keys may not. The fingerprint names the part.
   b.default_key = [](const std::string& device) -> std::string {
     auto info = CudaDeviceFor(device);
-    if (!info.ok()) return "";
-    auto target = Target::Parse(info->TargetText());
-    return target.ok() ? target->DeviceKey() : "";
+    return info.ok() ? "cuda-" + info->Arch() : "";
   };
   b.targets = [](const std::string& device) {
     auto info = CudaDeviceFor(device);

@@ -135,9 +135,11 @@ class Session {
   // The CUDA side (runner_cuda_session.cpp).
   void OpenGpu();                                    // once, before the first batch's builds
   std::string CannotRun(const Target& target) const;  // CandidatePrograms::TargetCheck
-  // Lowers, generates and compiles a cuda candidate, and checks it fits the
-  // GPU; on failure, the error kind and message.
-  std::optional<std::pair<MeasureErrorKind, std::string>> BuildCuda(const Target& target, Built& out) const;
+  // Lowers, generates and compiles a cuda candidate (its trace had no
+  // instructions: the default GPU program), and checks it fits the GPU; on
+  // failure, the error kind and message.
+  std::optional<std::pair<MeasureErrorKind, std::string>> BuildCuda(const Target& target, bool default_program,
+                                                                    Built& out) const;
   MeasureResult RunCuda(Built& built, const MeasureOptions& options, int index);
   Status ComputeGpuReference(const ir::PrimFunc& func, Reference& ref);
   bool GpuBroken() const;               // a CUDA error left the context unusable

@@ -90,8 +90,16 @@ std::string Session::CannotRun(const Target& target) const {
   return "";
 }
 
-std::optional<std::pair<MeasureErrorKind, std::string>> Session::BuildCuda(const Target& target, Built& out) const {
+std::optional<std::pair<MeasureErrorKind, std::string>> Session::BuildCuda(const Target& target, bool default_program,
+                                                                          Built& out) const {
   using Failure = std::pair<MeasureErrorKind, std::string>;
+  if (default_program) {
+    auto scheduled = DefaultGpuSchedule(out.func);
+    if (!scheduled.ok()) {
+      return Failure{MeasureErrorKind::kCompileError, "the default GPU program: " + scheduled.status().message()};
+    }
+    out.func = std::move(*scheduled);
+  }
   auto lowered = cuda::LowerForCuda(out.func);
   if (!lowered.ok()) return Failure{MeasureErrorKind::kCompileError, "lowering for CUDA: " + lowered.status().message()};
   auto build = GenerateAndCompile(*lowered, target.arch);

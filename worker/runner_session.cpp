@@ -17,6 +17,7 @@
 #include "tunefarm/measure/timing.h"
 #include "tunefarm/compiler/codegen/codegen.h"
 #include "tunefarm/compiler/codegen/llvm/prepared_call.h"
+#include "tunefarm/compiler/schedule/trace.h"
 #include "tunefarm/compiler/target.h"
 #include "tunefarm/runtime/runtime.h"
 #include "tunefarm/measure/candidate_program.h"
@@ -76,7 +77,12 @@ void Session::Build(const MeasureInput& in, CandidatePrograms& programs, Built& 
     if (!in.object.empty()) {
       return fail(MeasureErrorKind::kInvalidCandidate, "a prebuilt object cannot be loaded on a CUDA device");
     }
-    if (auto failure = BuildCuda(target, out)) return fail(failure->first, std::move(failure->second));
+    // No instructions: the default program, which for a GPU binds every
+    // root nest to blocks and threads (DefaultGpuSchedule).
+    const bool default_program = in.trace ? in.trace->size() == 0 : !TraceTextHasContent(in.trace_text);
+    if (auto failure = BuildCuda(target, default_program, out)) {
+      return fail(failure->first, std::move(failure->second));
+    }
     out.workload = std::move(program.workload);
     out.build_seconds = SecondsSince(start);
     out.ok = true;

@@ -34,5 +34,17 @@ TEST(WorkerDeviceCli, ACudaDeviceWithoutAGpuFailsFastSayingWhy) {
   EXPECT_NE(index.text.find("unknown device 'cuda:x'"), std::string::npos) << index.text;
 }
 
+#ifdef TUNEFARM_FAKE_LIBCUDA
+// On a stand-in driver with one sm_90 GPU (tests/worker/fake_libcuda.cc) the
+// worker starts, under the key of that architecture, and dials the tuner.
+TEST(WorkerDeviceCli, ACudaDeviceRegistersUnderItsArchitecture) {
+  Output out = testing_support::RunCommand("TUNEFARM_LIBCUDA=" + std::string(TUNEFARM_FAKE_LIBCUDA) +
+                                           " timeout -s INT 3 " + std::string(TUNEFARM_BINARY_DIR) +
+                                           "/cli/tunefarm worker --tuner 127.0.0.1:1 --insecure --device cuda:0");
+  EXPECT_NE(out.text.find("device cuda:0 as 'cuda-sm_90'"), std::string::npos) << out.text;
+  EXPECT_NE(out.text.find("dialling 127.0.0.1:1"), std::string::npos) << out.text;
+}
+#endif
+
 }  // namespace
 }  // namespace tunefarm

@@ -57,7 +57,7 @@ class WorkerMessage;
 struct FleetWorkerOptions {
   std::string tuner_address;                       // "host:port" of the tuner daemon's Fleet service
   rpc::ClientSecurity security;                    // TLS files and/or token; insecure only to loopback
-  std::string device = "cpu";                      // "cpu" (LocalMeasurer) or "test" (TestDeviceMeasurer)
+  std::string device = "cpu";                      // "cpu", "cuda:N" (LocalMeasurer) or "test" (TestDeviceMeasurer)
   std::string device_key;                          // empty: DefaultDeviceKey(device)
   int max_in_flight = 16;                          // candidates accepted at once, 1..1024
   std::string hostname;                            // empty: this machine's host name
@@ -98,8 +98,10 @@ struct FleetWorkerStats {
   std::string last_error;  // why the last connection ended or failed
 };
 
-// "cpu-<host CPU>" (e.g. "cpu-znver4") for "cpu"; "test" for the test device,
-// so synthetic timings never share a key with real ones unless asked for.
+// "cpu-<host CPU>" (e.g. "cpu-znver4") for "cpu"; "cuda-<arch>" (e.g.
+// "cuda-sm_90") for "cuda:N", empty when that GPU is not here; "test" for the
+// test device, so synthetic timings never share a key with real ones unless
+// asked for.
 std::string DefaultDeviceKey(const std::string& device);
 
 // Whether `device` invents its times instead of measuring them (the test
