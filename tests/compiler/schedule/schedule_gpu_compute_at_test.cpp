@@ -25,8 +25,9 @@ std::string AllocatedShape(const std::string& text, const std::string& buffer) {
 
 // C[32, 32] in 4 blocks of 16 x 16 (blockIdx.x), one thread per element of
 // a block's tile (threadIdx.x, 256), k split 4 x 4. Returns the loops
-// bx, tx, k0, k1.
-Result<std::vector<LoopRV>> TileMatmulForGpu(Schedule& sch) {
+// bx, tx, k0, k1. With `vthreads` > 1 the block's elements are split
+// vthread x threadIdx.x (the vthread loop outside).
+Result<std::vector<LoopRV>> TileMatmulForGpu(Schedule& sch, int64_t vthreads = 1) {
   TF_ASSIGN_OR_RETURN(BlockRV c, sch.GetBlock("C"));
   TF_ASSIGN_OR_RETURN(auto l, sch.GetLoops(c));  // i j k
   TF_ASSIGN_OR_RETURN(auto i, sch.Split(l[0], {2, 16}));
@@ -36,6 +37,11 @@ Result<std::vector<LoopRV>> TileMatmulForGpu(Schedule& sch) {
   TF_ASSIGN_OR_RETURN(LoopRV bx, sch.Fuse({i[0], j[0]}));
   TF_ASSIGN_OR_RETURN(LoopRV tx, sch.Fuse({i[1], j[1]}));
   TF_RETURN_IF_ERROR(sch.Bind(bx, "blockIdx.x"));
+  if (vthreads > 1) {
+    TF_ASSIGN_OR_RETURN(auto split, sch.Split(tx, {vthreads, -1}));
+    TF_RETURN_IF_ERROR(sch.Bind(split[0], "vthread"));
+    tx = split[1];
+  }
   TF_RETURN_IF_ERROR(sch.Bind(tx, "threadIdx.x"));
   return std::vector<LoopRV>{bx, tx, k[0], k[1]};
 }
@@ -76,6 +82,21 @@ TEST(ScheduleGpuComputeAtTest, SharedCopyAtTheThreadLoopItselfCoversTheBlock) {
   }, &out, /*jit=*/false));
   std::string text = ir::ToString(out.scheduled);
   EXPECT_EQ(AllocatedShape(text, "A_shared"), "f32[16, 16]") << text;
+}
+
+TEST(ScheduleGpuComputeAtTest, SharedCopyUnderAVirtualThreadCoversItToo) {
+  ScheduleOutcome out;
+  EXPECT_TRUE(ScheduleIsCorrect(kMatmul, kShape, [](Schedule& sch) -> Status {
+    TF_ASSIGN_OR_RETURN(auto loops, TileMatmulForGpu(sch, /*vthreads=*/2));
+    TF_ASSIGN_OR_RETURN(BlockRV c, sch.GetBlock("C"));
+    TF_ASSIGN_OR_RETURN(BlockRV a, sch.CacheRead(c, 0, ir::MemoryScope::kShared));
+    return sch.ComputeAt(a, loops[2]);
+  }, &out, /*jit=*/false));
+  std::string text = ir::ToString(out.scheduled);
+  // The rows of both virtual threads, 16; allocated outside the vthread loop.
+  EXPECT_EQ(AllocatedShape(text, "A_shared"), "f32[16, 4]") << text;
+  size_t alloc = text.find("allocate A_shared"), vthread = text.find("\"vthread\"");
+  EXPECT_LT(alloc, vthread) << text;
 }
 
 TEST(ScheduleGpuComputeAtTest, LocalCopyKeepsOneThreadsRegion) {
