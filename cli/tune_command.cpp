@@ -17,6 +17,7 @@
 #include "tunefarm/database/database.h"
 #include "tunefarm/tuner/tuning_curve.h"
 #include "tunefarm/tuner/tuning_loop.h"
+#include "tunefarm/worker/cuda_device.h"
 #include "tunefarm/worker/local_measurer.h"
 
 namespace tunefarm::cli {
@@ -56,6 +57,7 @@ struct TuneOptionsCli {
   int final_candidates = tuner::TuneOptions().final_candidates;
   int final_measurements = tuner::TuneOptions().final_measurements;
   int threads = 0;
+  int gpu = 0;
   uint64_t seed = 1;
   int repeat = 3;
   double min_repeat_ms = 20;
@@ -127,7 +129,22 @@ int Tune(const TuneOptionsCli& o) {
     return kExitUserError;
   }
   if (o.threads > 0) target->num_threads = o.threads;
-  if (!target->is_host()) {
+  LocalMeasurerOptions mo;
+  if (target->kind == "cuda") {
+    // Tuned on this machine's GPU, which must be the target's architecture.
+    auto gpu = QueryCudaDevice(o.gpu);
+    if (!gpu.ok()) {
+      fmt::print(stderr, "error: target '{}' is tuned on this machine's GPU {}, and there is none: {}\n", o.target,
+                 o.gpu, gpu.status().message());
+      return kExitUserError;
+    }
+    if (gpu->Arch() != target->arch) {
+      fmt::print(stderr, "error: target '{}' is for {}, but GPU {} here is a {} ({}); tune for '{}'\n", o.target,
+                 target->arch, o.gpu, gpu->name, gpu->Arch(), gpu->TargetText());
+      return kExitUserError;
+    }
+    mo.device = "cuda:" + std::to_string(o.gpu);
+  } else if (!target->is_host()) {
     fmt::print(stderr, "error: target '{}' cannot run on this machine; tuning for it needs a worker on such a device\n",
                o.target);
     return kExitUserError;
@@ -137,7 +154,6 @@ int Tune(const TuneOptionsCli& o) {
     fmt::print(stderr, "error: {}\n", db.status().message());
     return kExitUserError;
   }
-  LocalMeasurerOptions mo;
   LocalMeasurer measurer(mo);
   std::unique_ptr<costmodel::XGBoostCostModel> model;
   if (!o.random_search) {
@@ -308,6 +324,10 @@ void AddTuneCommand(CLI::App& app, int* exit_code) {
                   "Threads for parallel loops when measuring (default: all cores). Records are kept per thread "
                   "count: --threads N tunes for the target 'llvm -num-threads=N', the target to compile with")
       ->check(CLI::Range(0, 1024));
+  cmd->add_option("--gpu", o->gpu,
+                  "For a cuda target ('cuda -arch=sm_90'): the GPU of this machine that measures (the driver's "
+                  "ordinal, as in CUDA_VISIBLE_DEVICES order); its architecture must be the target's")
+      ->capture_default_str()->check(CLI::Range(0, 63));
   cmd->add_option("--seed", o->seed, "Seed of the search")->capture_default_str();
   cmd->add_option("--repeat", o->repeat, "Timed repeat groups per candidate")->capture_default_str()->check(CLI::Range(1, 100));
   cmd->add_option("--min-repeat-ms", o->min_repeat_ms, "Minimum duration of one repeat group")->capture_default_str();

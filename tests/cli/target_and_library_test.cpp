@@ -40,10 +40,18 @@ TEST_F(TargetAndLibraryTest, TuneAndCompileRefuseAnUnknownTripleAsTheServicesDo)
   EXPECT_NE(compile.text.find(message), std::string::npos) << compile.text;
   EXPECT_FALSE(fs::exists(P("mm.o")));
 
-  // A CUDA target parses but has no code generator: refused the same way by both.
-  auto cuda = RunTunefarm("compile " + P("mm.tf") + " --target 'cuda -arch=sm_90' -o " + P("mm.o"));
-  EXPECT_EQ(cuda.code, 1) << cuda.text;
-  EXPECT_NE(cuda.text.find("--target: 'cuda -arch=sm_90' is a cuda target"), std::string::npos) << cuda.text;
+}
+
+// A CUDA target is tuned on this machine's GPU: where there is none (no
+// driver here), tune says so before it opens a log.
+TEST_F(TargetAndLibraryTest, TuningForCudaWithoutAGpuSaysSo) {
+  if (fs::exists("/dev/nvidiactl")) GTEST_SKIP() << "this machine has an NVIDIA GPU";
+  auto tune = RunTunefarm("tune " + P("mm.tf") + " --target 'cuda -arch=sm_90' --trials 4 --db " + P("gpu.db"));
+  EXPECT_EQ(tune.code, 1) << tune.text;
+  EXPECT_NE(tune.text.find("error: target 'cuda -arch=sm_90' is tuned on this machine's GPU 0, and there is none"),
+            std::string::npos)
+      << tune.text;
+  EXPECT_FALSE(fs::exists(P("gpu.db"))) << "tune opened a log for a GPU it does not have";
 }
 
 TEST_F(TargetAndLibraryTest, ASharedLibraryNamesNoBuildOrSourceFolder) {

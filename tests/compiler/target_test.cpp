@@ -112,8 +112,12 @@ TEST(TargetTest, ParseTargetFieldNamesTheFieldAndBoundsTheValue) {
   EXPECT_EQ(flag.status().message(), "--target: " + banana.status().message().substr(8));
 
   auto cuda = ParseTargetField("target", "cuda -arch=sm_90");
-  ASSERT_FALSE(cuda.ok());
-  EXPECT_NE(cuda.status().message().find("LLVM CPU targets only"), std::string::npos) << cuda.status().message();
+  ASSERT_TRUE(cuda.ok()) << cuda.status().ToString();
+  EXPECT_EQ(cuda->arch, "sm_90");
+  auto no_arch = ParseTargetField("--target", "cuda -arch=hopper");
+  ASSERT_FALSE(no_arch.ok());
+  EXPECT_EQ(no_arch.status().message().rfind("--target: ", 0), 0u) << no_arch.status().message();
+  EXPECT_NE(no_arch.status().message().find("sm_"), std::string::npos) << no_arch.status().message();
 
   // A huge value is refused without being echoed whole.
   auto huge = ParseTargetField("target", "llvm -mcpu=" + std::string(10000, 'z'));

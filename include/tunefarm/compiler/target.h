@@ -3,7 +3,7 @@
 // Text form (as in TVM):  "llvm -mtriple=x86_64-linux-gnu -mcpu=znver4 -mattr=+avx512f,+fma"
 // "llvm" alone, or "llvm -mcpu=native", means this host: its triple, the nearest
 // CPU name LLVM knows, and the features the host reports (passed explicitly, since
-// LLVM 16 calls Zen 5 "generic"). "cuda -arch=sm_90" is parsed for later backends.
+// LLVM 16 calls Zen 5 "generic"). "cuda -arch=sm_90" names an NVIDIA GPU architecture (CUDA C through NVRTC).
 //
 // Parse details: an explicit -mtriple without -mcpu means cpu "generic";
 // -mattr is appended to the host features when the host is meant; an optional
@@ -48,8 +48,7 @@ struct Target {
 inline constexpr size_t kMaxTargetTextBytes = 4096;
 
 // A target named by a caller in `field` ("target", "--target"): at most
-// kMaxTargetTextBytes, Parse, and kind llvm (cuda parses but has no code
-// generator). InvalidArgument "<field>: <why>", quoting the value bounded
+// kMaxTargetTextBytes, and Parse (kind llvm or cuda). InvalidArgument "<field>: <why>", quoting the value bounded
 // (common/quote.h), e.g. "target: unknown triple 'banana' in
 // 'llvm -mtriple=banana': LLVM has no code generator for it (...)".
 Result<Target> ParseTargetField(std::string_view field, std::string_view text);
