@@ -18,17 +18,22 @@ namespace tunefarm::cuda {
 
 using namespace ir;
 
-Result<PrimFunc> LowerForCuda(const PrimFunc& scheduled) {
+Result<PrimFunc> LowerForCuda(const PrimFunc& scheduled) { return LowerForCuda(scheduled, GpuLimits{}); }
+
+Result<PrimFunc> LowerForCuda(const PrimFunc& scheduled, const GpuLimits& limits) {
   PrimFunc out = scheduled;
   out.body = LowerBlocks(out.body);
   out.body = UnrollLoops(out.body);
   out.body = Simplify(out.body);
   out.body = InsertGpuBarriers(out.body);
-  TF_RETURN_IF_ERROR(VerifyGpuBindings(out));
+  TF_RETURN_IF_ERROR(VerifyGpuBindings(out, limits));
   return out;
 }
 
 namespace {
+
+// The most static shared memory a kernel may declare on every architecture.
+constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
 
 // The root of a lowered function: its global workspaces and its kernels' nests.
 struct RootPlan {
@@ -130,10 +135,25 @@ Result<CudaModule> GenerateCuda(const PrimFunc& lowered) {
               launch.kernel + "(";
     for (size_t p = 0; p < params.size(); ++p) source += (p ? ", " : "") + params[p];
     source += ") {\n";
-    for (const std::string& decl : emitter.shared_decls()) source += "  " + decl + "\n";
+    // Up to 48 KiB, static arrays; more is dynamic shared memory, which the
+    // launcher opts the kernel in to (CudaLaunch::dynamic_shared_bytes).
+    bool dynamic = emitter.shared_bytes() > kMaxStaticSharedBytes;
+    if (dynamic) {
+      source += "  extern __shared__ __align__(16) unsigned char tf_dynamic_shared[];\n";
+      launch.dynamic_shared_bytes = emitter.shared_bytes();
+    } else {
+      module.static_shared_bytes = std::max(module.static_shared_bytes, emitter.shared_bytes());
+    }
+    for (const auto& array : emitter.shared_arrays()) {
+      if (dynamic) {
+        source += "  " + array.type + "* const " + array.name + " = reinterpret_cast<" + array.type +
+                  "*>(tf_dynamic_shared + " + std::to_string(array.offset) + ");\n";
+      } else {
+        source += "  __shared__ __align__(16) " + array.type + " " + array.name + "[" + std::to_string(array.count) + "];\n";
+      }
+    }
     source += emitter.body();
     source += "}\n";
-    module.static_shared_bytes = std::max(module.static_shared_bytes, emitter.shared_bytes());
     module.launches.push_back(std::move(launch));
   }
   module.source = std::move(source);

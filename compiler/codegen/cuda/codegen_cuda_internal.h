@@ -54,7 +54,12 @@ class CudaKernelEmitter {
 
   const Status& status() const { return status_; }
   std::string body() const { return out_.str(); }
-  const std::vector<std::string>& shared_decls() const { return shared_decls_; }
+  // The kernel's shared arrays, each at a 16-byte aligned offset.
+  struct SharedArray {
+    std::string type, name;
+    int64_t count = 0, offset = 0;
+  };
+  const std::vector<SharedArray>& shared_arrays() const { return shared_arrays_; }
   int64_t shared_bytes() const { return shared_bytes_; }
   std::array<int64_t, 3> grid() const { return {extents_.at("blockIdx.x"), extents_.at("blockIdx.y"), extents_.at("blockIdx.z")}; }
   std::array<int64_t, 3> block() const {
@@ -113,7 +118,7 @@ class CudaKernelEmitter {
   std::ostringstream out_;
   int indent_ = 1;
   std::map<std::string, int64_t> extents_;  // launch extent per tag
-  std::vector<std::string> shared_decls_;
+  std::vector<SharedArray> shared_arrays_;
   int64_t shared_bytes_ = 0;
   std::set<const ir::BufferNode*> reads_, writes_;
   std::set<const ir::BufferNode*> on_chip_;          // shared / local buffers allocated in the kernel

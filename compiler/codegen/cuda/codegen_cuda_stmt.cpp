@@ -220,7 +220,7 @@ void CudaKernelEmitter::EmitAllocate(const Allocate* op) {
   on_chip_.insert(b.get());
   if (b->scope == MemoryScope::kShared) {
     // One array per block for the whole kernel, wherever the Allocate sits.
-    shared_decls_.push_back("__shared__ __align__(16) " + type + " " + name + "[" + count + "];");
+    shared_arrays_.push_back({type, name, std::max<int64_t>(b->num_elements(), 1), shared_bytes_});
     shared_bytes_ += (std::max<int64_t>(b->size_bytes(), 1) + 15) / 16 * 16;
     return EmitStmt(op->body);
   }

@@ -143,6 +143,43 @@ TEST(CodegenCudaKernelTest, ExpressionFormsCompile) {
   EXPECT_TRUE(CompilesForGpus(*module));
 }
 
+// 64 KiB of shared memory is past what a kernel may declare statically: it is
+// dynamic shared memory, and LowerForCuda takes it only under limits that
+// allow it.
+TEST(CodegenCudaKernelTest, SharedMemoryPast48KiBIsDynamic) {
+  Buffer out = MakeBuffer("Out", kF32, {4, 16384});
+  Buffer big = MakeBuffer("big", kF32, {16384}, MemoryScope::kShared);
+  Buffer small = MakeBuffer("small", kF32, {3}, MemoryScope::kShared);
+  Var bx("bx"), tx("tx"), i("i"), tx2("tx2"), j("j");
+  Expr at = Expr(tx) * 64 + i, back = Expr(tx2) * 64 + j;
+  Stmt fill = Bound(tx, 256, "threadIdx.x",
+                    For::Make(i, Expr(0), Expr(64), ForKind::kSerial,
+                              Store::Make(big, Cast::Make(kF32, at) + Load::Make(small, {Expr(0)}), {at})));
+  Stmt drain = Bound(tx2, 256, "threadIdx.x",
+                     For::Make(j, Expr(0), Expr(64), ForKind::kSerial,
+                               Store::Make(out, Load::Make(big, {Expr(16383) - back}), {Expr(bx), back})));
+  Stmt kernel = Bound(bx, 4, "blockIdx.x", Allocate::Make(big, Allocate::Make(small, SeqStmt::Make({fill, drain}))));
+  PrimFunc f{"big_shared", {out}, 0, kernel};
+
+  auto refused = cuda::LowerForCuda(f);
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument) << refused.status().ToString();
+  GpuLimits limits;
+  limits.max_shared_bytes = 96 * 1024;
+  auto lowered = cuda::LowerForCuda(f, limits);
+  ASSERT_TRUE(lowered.ok()) << lowered.status().ToString();
+  auto module = cuda::GenerateCuda(*lowered);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  EXPECT_EQ(module->launches[0].dynamic_shared_bytes, 65536 + 16);
+  EXPECT_EQ(module->static_shared_bytes, 0);
+  const std::string& src = module->source;
+  EXPECT_NE(src.find("extern __shared__ __align__(16) unsigned char tf_dynamic_shared[];"), std::string::npos) << src;
+  EXPECT_NE(src.find("float* const small = reinterpret_cast<float*>(tf_dynamic_shared + 65536);"), std::string::npos)
+      << src;
+  EXPECT_NE(src.find("__syncthreads();"), std::string::npos) << src;
+  TF_SKIP_WITHOUT_NVRTC();
+  EXPECT_TRUE(CompilesForGpus(*module));
+}
+
 TEST(CodegenCudaKernelTest, RootNestNotBoundToBlockIdxIsRefused) {
   Buffer a = MakeBuffer("A", kF32, {8});
   Var i("row");

@@ -18,8 +18,10 @@
 //    `if (threadIdx.x < extent)` when narrower than the block, an error when
 //    wider than the enclosing binding.
 //  * vthread loops run serially in each thread, unrolled.
-//  * Shared-scope Allocates inside a kernel become static __shared__ arrays
-//    at its top (one per block); local-scope Allocates (and global-scope ones
+//  * Shared-scope Allocates inside a kernel become __shared__ arrays at its
+//    top (one per block, 16-byte aligned): static up to 48 KiB in all, else
+//    carved from dynamic shared memory (CudaLaunch::dynamic_shared_bytes,
+//    which the launcher must opt the kernel in to); local-scope Allocates (and global-scope ones
 //    under a threadIdx loop: one per thread either way) become per-thread
 //    arrays where they are allocated.
 // The kernels assume each global buffer is 16-byte aligned (cudaMalloc gives
@@ -29,6 +31,7 @@
 #include "tunefarm/common/status.h"
 #include "tunefarm/compiler/codegen/cuda/cuda_module.h"
 #include "tunefarm/compiler/ir/ir.h"
+#include "tunefarm/compiler/lower/verify_gpu.h"
 
 namespace tunefarm::cuda {
 
@@ -41,6 +44,10 @@ namespace tunefarm::cuda {
 //   5. VerifyGpuBindings (default limits): InvalidArgument when the program
 //      cannot run as CUDA kernels.
 Result<ir::PrimFunc> LowerForCuda(const ir::PrimFunc& scheduled);
+// The same, checked against `limits` (GpuLimitsFor a target: more shared
+// memory than the default 48 KiB, say, which GenerateCuda then allocates
+// dynamically).
+Result<ir::PrimFunc> LowerForCuda(const ir::PrimFunc& scheduled, const GpuLimits& limits);
 
 // CUDA C for a lowered PrimFunc: one `extern "C" __global__` function per
 // root nest, named "<func>_kernel<i>", and the launches in program order.
