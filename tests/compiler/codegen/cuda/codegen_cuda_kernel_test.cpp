@@ -2,8 +2,7 @@
 // the block (guarded), barriers, workspaces between kernels, 2-D blocks,
 // vthreads, the expression forms (math, integer floor division, casts,
 // selects), and the programs it refuses.
-#include <gtest/gtest.h>
-
+#include "../../schedule_test_util.h"
 #include "cuda_test_util.h"
 
 namespace tunefarm::testing {
@@ -32,14 +31,16 @@ PrimFunc HandMatmul() {
   Stmt fetch_a = Bound(fa, 20, "threadIdx.x",
                        Store::Make(a_sh, Select::Make(inside(a_row, 33, a_col, 7), Load::Make(a, {a_row, a_col}), Expr(0.0)),
                                    {Expr(fa) / 5, Expr(fa) % 5}));
-  Expr b_row = Expr(k0) * 5 + Expr(fb) / 8, b_col = Expr(bx) * 8 + Expr(fb) % 8;
-  Stmt fetch_b = For::Make(Var("fo"), Expr(0), Expr(2), ForKind::kSerial,
+  Var fo("fo");
+  Expr fetched = Expr(fo) * 32 + fb;  // B's 40 elements in two passes of the block's 32 threads
+  Expr b_row = Expr(k0) * 5 + fetched / 8, b_col = Expr(bx) * 8 + fetched % 8;
+  Stmt fetch_b = For::Make(fo, Expr(0), Expr(2), ForKind::kSerial,
                            Bound(fb, 32, "threadIdx.x",
-                                 IfThenElse::Make(LT::Make(Expr(fb), Expr(40)),
+                                 IfThenElse::Make(LT::Make(fetched, Expr(40)),
                                                   Store::Make(b_sh,
                                                               Select::Make(inside(b_row, 7, b_col, 17),
                                                                            Load::Make(b, {b_row, b_col}), Expr(0.0)),
-                                                              {Expr(fb) / 8, Expr(fb) % 8}))));
+                                                              {fetched / 8, fetched % 8}))));
   Stmt compute = For::Make(k1, Expr(0), Expr(5), ForKind::kUnrolled,
                            Store::Make(acc,
                                        Load::Make(acc, {Expr(0)}) + Load::Make(a_sh, {Expr(tx) / 8, k1}) *
@@ -58,6 +59,10 @@ PrimFunc HandMatmul() {
 }
 
 TEST(CodegenCudaKernelTest, CooperativeFetchNarrowerThanTheBlockIsGuarded) {
+  // The program computes the matmul (the interpreter runs it as a GPU would).
+  auto base = LowerText(kMatmul, {{"M", 33}, {"N", 17}, {"K", 7}});
+  ASSERT_TRUE(base.ok()) << base.status().ToString();
+  EXPECT_TRUE(SameResults(*base, HandMatmul(), /*jit=*/false));
   auto module = cuda::GenerateCuda(HandMatmul());
   ASSERT_TRUE(module.ok()) << module.status().ToString();
   ASSERT_EQ(module->launches.size(), 1u);
@@ -78,13 +83,17 @@ TEST(CodegenCudaKernelTest, CooperativeFetchNarrowerThanTheBlockIsGuarded) {
 }
 
 // T = exp(A) in one kernel, C = T * 2 in the next: T is a workspace.
-TEST(CodegenCudaKernelTest, GlobalIntermediateIsAWorkspaceBetweenKernels) {
+PrimFunc TwoKernels() {
   Buffer a = MakeBuffer("A", kF32, {100}), t = MakeBuffer("T", kF32, {100}), c = MakeBuffer("C", kF32, {100});
   Var b0("b0"), t0("t0"), b1("b1"), t1("t1");
   Expr i0 = Expr(b0) * 25 + t0, i1 = Expr(b1) * 50 + t1;
   Stmt first = Bound(b0, 4, "blockIdx.x", Bound(t0, 25, "threadIdx.x", Store::Make(t, Call::Make(CallOp::kExp, {Load::Make(a, {i0})}), {i0})));
   Stmt second = Bound(b1, 2, "blockIdx.x", Bound(t1, 50, "threadIdx.x", Store::Make(c, Load::Make(t, {i1}) * Expr(2.0), {i1})));
-  PrimFunc f{"two", {a, c}, 1, Allocate::Make(t, SeqStmt::Make({first, second}))};
+  return PrimFunc{"two", {a, c}, 1, Allocate::Make(t, SeqStmt::Make({first, second}))};
+}
+
+TEST(CodegenCudaKernelTest, GlobalIntermediateIsAWorkspaceBetweenKernels) {
+  PrimFunc f = TwoKernels();
   auto module = cuda::GenerateCuda(f);
   ASSERT_TRUE(module.ok()) << module.status().ToString();
   ASSERT_EQ(module->buffers.size(), 3u);
@@ -103,7 +112,7 @@ TEST(CodegenCudaKernelTest, GlobalIntermediateIsAWorkspaceBetweenKernels) {
 
 // Every math op on f32 and f64, integer floor division, casts, select,
 // min / max, a 2-D block and a vthread loop.
-TEST(CodegenCudaKernelTest, ExpressionFormsCompile) {
+PrimFunc ExpressionForms() {
   Buffer x = MakeBuffer("X", kF32, {7, 8}), y = MakeBuffer("Y", kF32, {7, 8});
   Buffer d = MakeBuffer("D", DataType::Float(64), {7, 8}), n = MakeBuffer("N", DataType::Int(32), {7, 8});
   Var bx("bx"), ty("ty"), tx("tx"), vt("vt");
@@ -127,7 +136,11 @@ TEST(CodegenCudaKernelTest, ExpressionFormsCompile) {
                       Bound(ty, 2, "threadIdx.y",
                             For::Make(vt, Expr(0), Expr(2), ForKind::kThreadBinding,
                                       Bound(tx, 2, "threadIdx.x", SeqStmt::Make({store, index_math})), "vthread")));
-  PrimFunc f{"forms", {x, d, n, y}, 3, kernel};
+  return PrimFunc{"forms", {x, d, n, y}, 3, kernel};
+}
+
+TEST(CodegenCudaKernelTest, ExpressionFormsCompile) {
+  PrimFunc f = ExpressionForms();
   auto module = cuda::GenerateCuda(f);
   ASSERT_TRUE(module.ok()) << module.status().ToString();
   EXPECT_EQ(module->launches[0].block, (std::array<int64_t, 3>{2, 2, 1}));
@@ -146,27 +159,37 @@ TEST(CodegenCudaKernelTest, ExpressionFormsCompile) {
 // 64 KiB of shared memory is past what a kernel may declare statically: it is
 // dynamic shared memory, and LowerForCuda takes it only under limits that
 // allow it.
-TEST(CodegenCudaKernelTest, SharedMemoryPast48KiBIsDynamic) {
+PrimFunc BigShared() {
   Buffer out = MakeBuffer("Out", kF32, {4, 16384});
   Buffer big = MakeBuffer("big", kF32, {16384}, MemoryScope::kShared);
   Buffer small = MakeBuffer("small", kF32, {3}, MemoryScope::kShared);
   Var bx("bx"), tx("tx"), i("i"), tx2("tx2"), j("j");
   Expr at = Expr(tx) * 64 + i, back = Expr(tx2) * 64 + j;
   Stmt fill = Bound(tx, 256, "threadIdx.x",
-                    For::Make(i, Expr(0), Expr(64), ForKind::kSerial,
-                              Store::Make(big, Cast::Make(kF32, at) + Load::Make(small, {Expr(0)}), {at})));
+                    SeqStmt::Make({IfThenElse::Make(LT::Make(Expr(tx), Expr(3)), Store::Make(small, Expr(0.5), {Expr(tx)})),
+                                   For::Make(i, Expr(0), Expr(64), ForKind::kSerial,
+                                             Store::Make(big, Cast::Make(kF32, at) + Load::Make(small, {Expr(tx) % 3}),
+                                                         {at}))}));
   Stmt drain = Bound(tx2, 256, "threadIdx.x",
                      For::Make(j, Expr(0), Expr(64), ForKind::kSerial,
                                Store::Make(out, Load::Make(big, {Expr(16383) - back}), {Expr(bx), back})));
   Stmt kernel = Bound(bx, 4, "blockIdx.x", Allocate::Make(big, Allocate::Make(small, SeqStmt::Make({fill, drain}))));
-  PrimFunc f{"big_shared", {out}, 0, kernel};
+  return PrimFunc{"big_shared", {out}, 0, kernel};
+}
 
+TEST(CodegenCudaKernelTest, SharedMemoryPast48KiBIsDynamic) {
+  PrimFunc f = BigShared();
+  const Buffer& out = f.params[0];
   auto refused = cuda::LowerForCuda(f);
   EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument) << refused.status().ToString();
   GpuLimits limits;
   limits.max_shared_bytes = 96 * 1024;
   auto lowered = cuda::LowerForCuda(f, limits);
   ASSERT_TRUE(lowered.ok()) << lowered.status().ToString();
+  // Out[b, x] = big[16383 - x] = (16383 - x) + 0.5, as the interpreter runs it.
+  HostBuffer result = HostBuffer::Like(out);
+  ASSERT_TRUE(Interpret(*lowered, {&result}).ok());
+  for (int64_t x : {int64_t(0), int64_t(4097), int64_t(16383)}) EXPECT_EQ(result.as<float>()[16384 * 3 + x], 16383.5f - float(x));
   auto module = cuda::GenerateCuda(*lowered);
   ASSERT_TRUE(module.ok()) << module.status().ToString();
   EXPECT_EQ(module->launches[0].dynamic_shared_bytes, 65536 + 16);

@@ -185,14 +185,13 @@ TEST(CodegenCudaScheduleTest, MatmulWithSharedTilesAndCooperativeFetch) {
   EXPECT_TRUE(CompilesForGpus(*module));
 }
 
-
 // C[33, 20] = A[33, 32] B[32, 20] with 8 x 4 tiles of 32 threads, k tiles of
 // 8: each shared tile's copy loop is fused and split [.., 8 or 16, 4], the
 // middle loop bound to threadIdx.x (8 or 16 of the block's 32 threads) and the
 // 4 vectorized: float4 stores into shared memory, and float4 loads from A,
 // whose rows (32 floats) keep the lanes aligned; B's rows of 20 do too.
-TEST(CodegenCudaScheduleTest, CooperativeFetchVectorizedIntoSharedMemory) {
-  auto f = Scheduled(kMatmul, {{"M", 33}, {"N", 20}, {"K", 32}}, [](Schedule& sch) -> Status {
+Result<ir::PrimFunc> VectorizedFetchMatmul() {
+  return Scheduled(kMatmul, {{"M", 33}, {"N", 20}, {"K", 32}}, [](Schedule& sch) -> Status {
     TF_ASSIGN_OR_RETURN(BlockRV c, sch.GetBlock("C"));
     TF_ASSIGN_OR_RETURN(BlockRV write_back, sch.CacheWrite(c, ir::MemoryScope::kLocal));
     TF_ASSIGN_OR_RETURN(auto l, sch.GetLoops(c));
@@ -218,6 +217,10 @@ TEST(CodegenCudaScheduleTest, CooperativeFetchVectorizedIntoSharedMemory) {
     }
     return Status::OK();
   });
+}
+
+TEST(CodegenCudaScheduleTest, CooperativeFetchVectorizedIntoSharedMemory) {
+  auto f = VectorizedFetchMatmul();
   ASSERT_TRUE(f.ok()) << f.status().ToString();
   auto module = LowerAndGenerate(*f);
   ASSERT_TRUE(module.ok()) << module.status().ToString() << "\n" << ir::ToString(*f);
