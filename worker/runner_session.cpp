@@ -79,7 +79,11 @@ void Session::Build(const MeasureInput& in, CandidatePrograms& programs, Built& 
     }
     // No instructions: the default program, which for a GPU binds every
     // root nest to blocks and threads (DefaultGpuSchedule).
-    const bool default_program = in.trace ? in.trace->size() == 0 : !TraceTextHasContent(in.trace_text);
+    bool default_program = in.trace ? in.trace->size() == 0 : !TraceTextHasContent(in.trace_text);
+    if (!in.trace && !default_program) {
+      auto parsed = Trace::Parse(in.trace_text);  // parsed by Prepare already: it parses
+      default_program = parsed.ok() && parsed->size() == 0;
+    }
     if (auto failure = BuildCuda(target, default_program, out)) {
       return fail(failure->first, std::move(failure->second));
     }

@@ -55,8 +55,9 @@ TEST_F(CudaRunnerTest, ACandidateIsLoadedRunAndTimedWithEvents) {
   std::string trace = BoundTrace();
   ASSERT_NE(trace.find("threadIdx.x"), std::string::npos) << trace;
   // An empty trace is the default GPU program; a trace is replayed as given.
-  auto results = measurer.Measure({Gpu("default"), Gpu("bound", trace)}, o);
-  ASSERT_EQ(results.size(), 2u);
+  // The tuning loop's baseline is a header without instructions.
+  auto results = measurer.Measure({Gpu("default"), Gpu("header", "tunefarm-trace 1\n"), Gpu("bound", trace)}, o);
+  ASSERT_EQ(results.size(), 3u);
   for (const MeasureResult& r : results) {
     ASSERT_EQ(r.error, MeasureErrorKind::kNone) << r.candidate_id << ": " << r.error_message;
     ASSERT_EQ(r.repeat_seconds.size(), 3u);
