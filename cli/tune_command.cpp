@@ -130,6 +130,8 @@ int Tune(const TuneOptionsCli& o) {
   }
   if (o.threads > 0) target->num_threads = o.threads;
   LocalMeasurerOptions mo;
+  std::optional<database::HardwareFingerprint> gpu_fingerprint;  // records' device: the GPU, not this CPU
+  std::string device_key = tuner::TuneOptions().device;
   if (target->kind == "cuda") {
     // Tuned on this machine's GPU, which must be the target's architecture.
     auto gpu = QueryCudaDevice(o.gpu);
@@ -144,6 +146,8 @@ int Tune(const TuneOptionsCli& o) {
       return kExitUserError;
     }
     mo.device = "cuda:" + std::to_string(o.gpu);
+    gpu_fingerprint = CudaFingerprint(*gpu, CudaToolchain());
+    device_key = "cuda-" + gpu->Arch();  // as a fleet worker on this GPU registers
   } else if (!target->is_host()) {
     fmt::print(stderr, "error: target '{}' cannot run on this machine; tuning for it needs a worker on such a device\n",
                o.target);
@@ -164,6 +168,8 @@ int Tune(const TuneOptionsCli& o) {
 
   tuner::TuneOptions options;
   options.target = *target;
+  options.device_fingerprint = gpu_fingerprint;
+  options.device = device_key;
   options.trials = o.trials;
   options.batch_size = o.batch_size;
   options.seed = o.seed;

@@ -42,6 +42,20 @@ int CountReads(const Block* block, const Store* store) {
   return int(seen.size());
 }
 
+// Bytes of the kShared buffers among `names` that `f` allocates.
+int64_t SharedBytes(const PrimFunc& f, const std::set<std::string>& names) {
+  int64_t bytes = 0;
+  PostOrderVisit(f.body, [&](const IRNode* n) {
+    if (n->kind != IRNodeKind::kAllocate) return;
+    const BufferNode* b = static_cast<const Allocate*>(n)->buffer.get();
+    if (b->scope != MemoryScope::kShared || !names.count(b->name)) return;
+    int64_t elements = 1;
+    for (int64_t e : b->shape) elements *= e;
+    bytes += elements * ((b->dtype.bits * b->dtype.lanes + 7) / 8);
+  });
+  return bytes;
+}
+
 Result<LoopRV> FuseAll(Schedule& sch, const std::vector<LoopRV>& loops) {
   if (loops.size() == 1) return loops[0];
   return sch.Fuse(loops);
@@ -157,22 +171,10 @@ class CudaSketchPolicy : public SketchPolicy {
     }
     std::vector<std::vector<LoopRV>> s_tiles(kSpatialTiles), r_tiles(kReduceTiles);
     for (size_t i = 0; i < loops.size(); ++i) {
-      const bool spatial = kinds[i] == IterKind::kSpatial;
-      const int n = spatial ? kSpatialTiles : kReduceTiles;
-      std::vector<Factor> factors;
-      if (spatial) {
-        // The thread tile is drawn first, uniformly among the extent's
-        // divisors up to max_thread_tile (it is the sampled "innermost"),
-        // the other tiles from what is left: drawn like the others, it
-        // would rarely give a block a warp's worth of threads.
-        TF_ASSIGN_OR_RETURN(std::vector<ValueRV> f, sch.SamplePerfectTile(loops[i], n, config_.max_thread_tile));
-        factors = {f[0], f[1], f[4], f[2], f[3]};
-      } else {
-        TF_ASSIGN_OR_RETURN(std::vector<ValueRV> f, sch.SamplePerfectTile(loops[i], n, config_.max_innermost_tile));
-        factors.assign(f.begin(), f.end());
-      }
-      TF_ASSIGN_OR_RETURN(std::vector<LoopRV> parts, sch.Split(loops[i], factors));
-      for (int level = 0; level < n; ++level) (spatial ? s_tiles : r_tiles)[size_t(level)].push_back(parts[size_t(level)]);
+      TF_ASSIGN_OR_RETURN(std::vector<LoopRV> parts, kinds[i] == IterKind::kSpatial ? TileSpatial(sch, loops[i])
+                                                                                     : TileReduce(sch, loops[i]));
+      auto& tiles = kinds[i] == IterKind::kSpatial ? s_tiles : r_tiles;
+      for (size_t level = 0; level < parts.size(); ++level) tiles[level].push_back(parts[level]);
     }
     // SSSRRSRS: block, vthread, thread, reduce-outer, reduce-middle, inner, reduce-inner, innermost.
     std::vector<LoopRV> order;
@@ -198,11 +200,45 @@ class CudaSketchPolicy : public SketchPolicy {
       // Without a reduction loop the copies are made once per thread tile.
       const LoopRV stage_loop = r_tiles[0].empty() ? tx : r_tiles[0].back();
       TF_RETURN_IF_ERROR(StageInputs(sch, copies, stage_loop, threads, failed_input, handled));
+      // Checked here, not when built: a draw over the limit costs a draw,
+      // not a trial.
+      const int64_t shared = SharedBytes(sch.func(), *handled);
+      if (shared > config_.max_shared_bytes) {
+        return Status::FailedPrecondition("tile " + name + ": " + std::to_string(shared) + " bytes of shared memory");
+      }
     }
     TF_ASSIGN_OR_RETURN(ValueRV unroll, sch.SampleCategorical(config_.unroll_steps,
                                                               std::vector<double>(config_.unroll_steps.size(), 1.0)));
     if (sch.Get(unroll) > 0) TF_RETURN_IF_ERROR(sch.Annotate(bx, "pragma_auto_unroll_max_step", sch.Get(unroll)));
     return Status::OK();
+  }
+
+  // A spatial loop's five tiles (block, vthread, thread, inner, innermost),
+  // drawn in three steps so that each bounded part is drawn uniformly among
+  // the divisors within its bound: first a thread's work -- its virtual
+  // threads times its register tile, at most max_thread_work, contiguous so
+  // that the region a thread writes back is exactly its own --, then the
+  // thread tile (at most max_thread_tile) from what is left, the rest being
+  // blocks, then the work split three ways. Drawn as one tile of five, a
+  // block would take most of the loop and a thread almost none.
+  Result<std::vector<LoopRV>> TileSpatial(Schedule& sch, LoopRV loop) const {
+    TF_ASSIGN_OR_RETURN(std::vector<ValueRV> w, sch.SamplePerfectTile(loop, 2, config_.max_thread_work));
+    TF_ASSIGN_OR_RETURN(std::vector<LoopRV> threads_work, sch.Split(loop, {w[0], w[1]}));
+    TF_ASSIGN_OR_RETURN(std::vector<ValueRV> t, sch.SamplePerfectTile(threads_work[0], 2, config_.max_thread_tile));
+    TF_ASSIGN_OR_RETURN(std::vector<LoopRV> block_thread, sch.Split(threads_work[0], {t[0], t[1]}));
+    TF_ASSIGN_OR_RETURN(std::vector<ValueRV> v, sch.SamplePerfectTile(threads_work[1], 3, config_.max_innermost_tile));
+    TF_ASSIGN_OR_RETURN(std::vector<LoopRV> work, sch.Split(threads_work[1], {v[0], v[1], v[2]}));
+    return std::vector<LoopRV>{block_thread[0], work[0], block_thread[1], work[1], work[2]};
+  }
+
+  // A reduction loop's three tiles: the part each shared-memory stage
+  // covers (at most max_reduce_tile) drawn first, then split in two.
+  Result<std::vector<LoopRV>> TileReduce(Schedule& sch, LoopRV loop) const {
+    TF_ASSIGN_OR_RETURN(std::vector<ValueRV> k, sch.SamplePerfectTile(loop, 2, config_.max_reduce_tile));
+    TF_ASSIGN_OR_RETURN(std::vector<LoopRV> outer_stage, sch.Split(loop, {k[0], k[1]}));
+    TF_ASSIGN_OR_RETURN(std::vector<ValueRV> r, sch.SamplePerfectTile(outer_stage[1], 2, config_.max_innermost_tile));
+    TF_ASSIGN_OR_RETURN(std::vector<LoopRV> stage, sch.Split(outer_stage[1], {r[0], r[1]}));
+    return std::vector<LoopRV>{outer_stage[0], stage[0], stage[1]};
   }
 
   // Threads per block within the knobs' limits; fewer than a warp only

@@ -40,7 +40,7 @@ Result<CudaSketchConfig> LoadCudaSketchConfig(const std::string& path) {
                                    std::string(e.description()));
   }
   static const std::set<std::string> kKeys = {
-      "max_threads_per_block", "min_threads_per_block", "max_vthreads", "max_thread_tile", "max_innermost_tile", "shared_inputs",
+      "max_threads_per_block", "min_threads_per_block", "max_vthreads", "max_shared_bytes", "max_thread_tile", "max_thread_work", "max_reduce_tile", "max_innermost_tile", "shared_inputs",
       "fetch_vector_lanes", "unroll_steps", "elementwise_threads", "inline_elementwise", "fuse_epilogue"};
   for (const auto& [key, value] : table) {
     if (!kKeys.count(std::string(key.str()))) {
@@ -70,7 +70,10 @@ Result<CudaSketchConfig> LoadCudaSketchConfig(const std::string& path) {
   TF_RETURN_IF_ERROR(get_int("max_threads_per_block", 1, 1024, &c.max_threads_per_block));
   TF_RETURN_IF_ERROR(get_int("min_threads_per_block", 1, 1024, &c.min_threads_per_block));
   TF_RETURN_IF_ERROR(get_int("max_vthreads", 1, 64, &c.max_vthreads));
+  TF_RETURN_IF_ERROR(get_int("max_shared_bytes", 1, 227 * 1024, &c.max_shared_bytes));
   TF_RETURN_IF_ERROR(get_int("max_thread_tile", 1, 1024, &c.max_thread_tile));
+  TF_RETURN_IF_ERROR(get_int("max_thread_work", 1, 1024, &c.max_thread_work));
+  TF_RETURN_IF_ERROR(get_int("max_reduce_tile", 1, 4096, &c.max_reduce_tile));
   TF_RETURN_IF_ERROR(get_int("max_innermost_tile", 1, 1024, &c.max_innermost_tile));
   TF_RETURN_IF_ERROR(get_bool("shared_inputs", &c.shared_inputs));
   TF_RETURN_IF_ERROR(get_bool("inline_elementwise", &c.inline_elementwise));

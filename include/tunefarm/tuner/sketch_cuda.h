@@ -12,10 +12,10 @@
 //      in vectors of a sampled width; an auto-unroll depth sampled;
 //   3. every other block: spatial loops fused, split over blocks of a
 //      sampled number of threads.
-// Sampled tiles whose threads per block or virtual threads fall outside the
-// knobs' limits make Apply fail (the search draws again); limits the
-// program can only be checked against once built (shared memory, registers)
-// are checked when it is built (VerifyGpuBindings, the device's limits).
+// Sampled tiles whose threads per block, virtual threads or shared memory
+// fall outside the knobs' limits make Apply fail (the search draws again);
+// registers are checked when the program is built (ptxas' report against the
+// device's limits).
 #pragma once
 
 #include <cstdint>
@@ -34,8 +34,11 @@ struct CudaSketchConfig {
   int64_t max_threads_per_block = 1024;  // threadIdx tiles' product, at most
   int64_t min_threads_per_block = 32;    // at least (a warp), where the work allows
   int64_t max_vthreads = 8;              // vthread tiles' product, at most
+  int64_t max_shared_bytes = 48 * 1024;  // a tiled reduction's shared-memory stage, at most
   int64_t max_thread_tile = 256;         // a spatial loop's thread tile, at most
-  int64_t max_innermost_tile = 64;       // innermost reduction tile
+  int64_t max_thread_work = 16;          // a spatial loop's vthread x register tile, at most
+  int64_t max_reduce_tile = 32;          // a reduction loop's part per shared-memory stage, at most
+  int64_t max_innermost_tile = 64;       // innermost spatial and reduction tiles, at most
   bool shared_inputs = true;             // stage the reduction's inputs in shared memory
   std::vector<int64_t> fetch_vector_lanes = {1, 2, 4};  // cooperative fetch vector widths
   std::vector<int64_t> unroll_steps = {0, 16, 64, 512, 1024};  // pragma_auto_unroll_max_step
