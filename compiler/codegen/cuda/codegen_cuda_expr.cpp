@@ -1,4 +1,4 @@
-// CudaKernelEmitter: expressions, C types and names.
+// CudaKernelEmitter: expressions.
 //
 // Index arithmetic is i64 in the IR. 64-bit integer multiplies and divides
 // cost several instructions on a GPU, so an i64 expression whose every
@@ -7,9 +7,6 @@
 // (floor_div.h): plain C division where the dividend is known non-negative
 // and the divisor a positive constant, the tf_floordiv / tf_floormod helpers
 // otherwise.
-#include <cctype>
-#include <cmath>
-#include <cstdio>
 #include <limits>
 
 #include "codegen_cuda_internal.h"
@@ -22,80 +19,11 @@ using namespace ir;
 
 namespace {
 
-const char* const kReserved[] = {
-    "auto", "bool", "break", "case", "char", "const", "continue", "default", "delete", "do", "double", "else",
-    "enum", "extern", "false", "float", "for", "goto", "if", "inline", "int", "long", "new", "register", "return",
-    "short", "signed", "sizeof", "static", "struct", "switch", "this", "true", "typedef", "union", "unsigned",
-    "void", "volatile", "while", "class", "namespace", "template", "typename", "using", "operator", "private",
-    "public", "protected", "virtual", "friend", "asm", "half", "threadIdx", "blockIdx", "blockDim", "gridDim",
-    "warpSize", "min", "max", "abs", "float2", "float4", "int2", "int4", "uint2", "uint4", "double2",
-    "longlong2", "ulonglong2", "dim3", "main", "signbit", "isnan", "isinf"};
-
 bool FitsInt32Range(const Interval& r) {
   return r.min >= std::numeric_limits<int32_t>::min() && r.max <= std::numeric_limits<int32_t>::max();
 }
 
 }  // namespace
-
-NameTable::NameTable() {
-  for (const char* r : kReserved) used_.insert(r);
-}
-
-std::string NameTable::Fresh(const std::string& hint) {
-  std::string base;
-  for (char c : hint) base += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
-  // Leading digits and underscores (reserved, or the prelude's tf_ helpers) get a prefix.
-  if (base.empty() || std::isdigit(static_cast<unsigned char>(base[0])) || base[0] == '_' ||
-      base.rfind("tf_", 0) == 0 || base.size() > 64) {
-    base = "v_" + base.substr(0, 64);
-  }
-  std::string name = base;
-  for (int k = 1; used_.count(name) || name.find("__") != std::string::npos; ++k) {
-    if (name.find("__") != std::string::npos) base = "v" + std::to_string(k);
-    name = base + "_" + std::to_string(k);
-  }
-  used_.insert(name);
-  return name;
-}
-
-const std::string& NameTable::NameOf(const void* key, const std::string& hint) {
-  auto it = names_.find(key);
-  if (it != names_.end()) return it->second;
-  return names_.emplace(key, Fresh(hint)).first->second;
-}
-
-std::string CType(DataType t) {
-  if (t.lanes != 1) return "";
-  switch (t.code) {
-    case DataType::Code::kFloat: return t.bits == 32 ? "float" : t.bits == 64 ? "double" : "";
-    case DataType::Code::kInt:
-      return t.bits == 8 ? "signed char" : t.bits == 16 ? "short" : t.bits == 32 ? "int" : t.bits == 64 ? "long long" : "";
-    case DataType::Code::kUInt:
-      return t.bits == 8    ? "unsigned char"
-             : t.bits == 16 ? "unsigned short"
-             : t.bits == 32 ? "unsigned int"
-             : t.bits == 64 ? "unsigned long long"
-                            : "";
-    case DataType::Code::kBool: return "bool";
-    case DataType::Code::kHandle: return "";
-  }
-  return "";
-}
-
-const char* CudaPrelude() {
-  return R"(// Floor division and modulo (the divisor's sign), as tunefarm's IR defines them.
-static __device__ __forceinline__ int tf_floordiv(int a, int b) {
-  int q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-static __device__ __forceinline__ long long tf_floordiv(long long a, long long b) {
-  long long q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-static __device__ __forceinline__ int tf_floormod(int a, int b) { return a - tf_floordiv(a, b) * b; }
-static __device__ __forceinline__ long long tf_floormod(long long a, long long b) { return a - tf_floordiv(a, b) * b; }
-)";
-}
 
 std::string CudaKernelEmitter::BufferName(const Buffer& b) { return names_->NameOf(b.get(), b->name); }
 
@@ -141,36 +69,14 @@ bool CudaKernelEmitter::FitsInt32(const Expr& e) const {
 
 std::string CudaKernelEmitter::EmitExpr(const Expr& e) { return EmitExprIn(e, false); }
 
-std::string CudaKernelEmitter::EmitIndex(const Expr& e) {
-  return EmitExprIn(e, e.dtype() == DataType::Index() && FitsInt32(e));
+std::string CudaKernelEmitter::StoreValue(const Buffer& buffer, DataType value_type, const std::string& value) {
+  DataType t = buffer->dtype;
+  if (t.is_float() && t.bits == 16) return "tf_f2h(" + value + ")";
+  return value_type == t ? value : "((" + CType(t) + ")" + value + ")";
 }
 
-std::string CudaKernelEmitter::EmitLiteral(const Expr& e, bool narrow) {
-  DataType t = e.dtype();
-  if (const auto* imm = e.as<IntImm>()) {
-    int64_t v = imm->value;
-    if (t.is_bool()) return v ? "true" : "false";
-    if (t.is_uint()) return std::to_string(uint64_t(v)) + (t.bits == 64 ? "ULL" : "U");
-    if (t.bits == 64 && !narrow) {
-      if (v == std::numeric_limits<int64_t>::min()) return "(-9223372036854775807LL - 1)";
-      return "(" + std::to_string(v) + "LL)";
-    }
-    if (v == std::numeric_limits<int32_t>::min()) return "(-2147483647 - 1)";
-    std::string s = v < 0 ? "(" + std::to_string(v) + ")" : std::to_string(v);
-    return t.bits < 32 ? "((" + CType(t) + ")" + s + ")" : s;
-  }
-  double v = e.as<FloatImm>()->value;
-  bool f32 = t.bits == 32;
-  if (std::isnan(v)) return f32 ? "__int_as_float(0x7fc00000)" : "__longlong_as_double(0x7ff8000000000000LL)";
-  if (std::isinf(v)) {
-    std::string inf = f32 ? "__int_as_float(0x7f800000)" : "__longlong_as_double(0x7ff0000000000000LL)";
-    return v < 0 ? "(-" + inf + ")" : inf;
-  }
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), f32 ? "%.9g" : "%.17g", f32 ? double(float(v)) : v);
-  std::string s = buf;
-  if (s.find_first_of(".e") == std::string::npos) s += ".0";
-  return "(" + s + (f32 ? "f" : "") + ")";
+std::string CudaKernelEmitter::EmitIndex(const Expr& e) {
+  return EmitExprIn(e, e.dtype() == DataType::Index() && FitsInt32(e));
 }
 
 std::string CudaKernelEmitter::EmitVar(const Variable* v, bool narrow) {
@@ -192,7 +98,7 @@ std::string CudaKernelEmitter::EmitExprIn(const Expr& e, bool narrow) {
     return "0";
   }
   DataType t = e.dtype();
-  if (t.lanes != 1 || (t.is_float() && t.bits != 32 && t.bits != 64)) {
+  if (t.lanes != 1 || (t.is_float() && t.bits != 16 && t.bits != 32 && t.bits != 64)) {
     Fail(Status::Unimplemented("cuda codegen: type " + t.ToString() + " is not supported (in " + ToString(e) + ")"));
     return "0";
   }
@@ -230,7 +136,8 @@ std::string CudaKernelEmitter::EmitExprIn(const Expr& e, bool narrow) {
       const auto* op = e.as<Cast>();
       std::string v = EmitExpr(op->value);
       if (t.is_bool()) return "(" + v + " != 0)";
-      std::string ct = (narrow && t == DataType::Index()) ? "int" : CType(t);
+      if (t.is_float() && t.bits == 16) return "tf_round_h((float)" + v + ")";
+      std::string ct = (narrow && t == DataType::Index()) ? "int" : ValueCType(t);
       if (ct.empty() || CType(op->value.dtype()).empty()) {
         Fail(Status::Unimplemented("cuda codegen: cast " + op->value.dtype().ToString() + " -> " + t.ToString() +
                                    " is not supported"));
@@ -242,6 +149,7 @@ std::string CudaKernelEmitter::EmitExprIn(const Expr& e, bool narrow) {
       if (auto it = load_subst_.find(op); it != load_subst_.end()) return it->second;
       NoteRead(op->buffer);
       std::string s = BufferName(op->buffer) + "[" + EmitIndex(FlatIndex(op->buffer, op->indices)) + "]";
+      if (t.is_float() && t.bits == 16) return "tf_h2f(" + s + ")";
       return (narrow && t == DataType::Index()) ? "((int)" + s + ")" : s;
     }
     case IRNodeKind::kCall: return EmitCall(e.as<Call>(), narrow);
@@ -264,11 +172,12 @@ std::string CudaKernelEmitter::EmitBinary(const Expr& e, bool narrow) {
     std::string s = "(" + a + " " + sym + " " + b + ")";
     // Narrow integer types wrap as the IR's (and C's promotion to int would not).
     if ((t.is_integer()) && t.bits < 32) s = "((" + CType(t) + ")" + s + ")";
+    if (t.is_float() && t.bits == 16) s = "tf_round_h" + s;
     return s;
   };
   auto minmax = [&](const auto* op, bool is_min) {
     auto [a, b] = pair(op);
-    if (t.is_float()) return std::string(t.bits == 32 ? (is_min ? "fminf(" : "fmaxf(") : (is_min ? "fmin(" : "fmax(")) + a + ", " + b + ")";
+    if (t.is_float()) return std::string(t.bits != 64 ? (is_min ? "fminf(" : "fmaxf(") : (is_min ? "fmin(" : "fmax(")) + a + ", " + b + ")";
     std::string ct = (narrow && t == DataType::Index()) ? "int" : CType(t);
     if (t.bits < 32) ct = t.is_uint() ? "unsigned int" : "int";
     std::string s = std::string(is_min ? "min(" : "max(") + "(" + ct + ")" + a + ", (" + ct + ")" + b + ")";
@@ -307,9 +216,9 @@ std::string CudaKernelEmitter::EmitBinary(const Expr& e, bool narrow) {
 std::string CudaKernelEmitter::EmitDivMod(const Expr& a, const Expr& b, DataType t, bool is_div, bool narrow) {
   std::string sa = EmitExprIn(a, narrow), sb = EmitExprIn(b, narrow);
   if (t.is_float()) {
-    if (is_div) return "(" + sa + " / " + sb + ")";
-    std::string fl = t.bits == 32 ? "floorf" : "floor";
-    return "(" + sa + " - " + fl + "(" + sa + " / " + sb + ") * " + sb + ")";
+    std::string r = is_div ? "(" + sa + " / " + sb + ")"
+                           : "(" + sa + " - " + (t.bits != 64 ? "floorf" : "floor") + "(" + sa + " / " + sb + ") * " + sb + ")";
+    return t.bits == 16 ? "tf_round_h" + r : r;
   }
   std::string s;
   const int64_t* cb = AsConstInt(b);
@@ -325,14 +234,20 @@ std::string CudaKernelEmitter::EmitDivMod(const Expr& a, const Expr& b, DataType
 
 std::string CudaKernelEmitter::EmitCall(const Call* op, bool narrow) {
   DataType t = op->dtype;
-  std::string x = EmitExprIn(op->args[0], narrow);
   if (!t.is_float()) {  // abs on integers
+    std::string x = EmitExprIn(op->args[0], narrow);
     if (op->op != CallOp::kAbs) Fail(Status::Unimplemented(std::string("cuda codegen: ") + CallOpName(op->op) + " on " + t.ToString()));
     if (t.is_uint()) return x;
     std::string s = t.bits == 64 && !narrow ? "llabs(" + x + ")" : "abs(" + x + ")";
     return t.bits < 32 ? "((" + CType(t) + ")" + s + ")" : s;
   }
-  bool f32 = t.bits == 32;
+  // f16: the float function, rounded to half.
+  if (t.bits == 16) return "tf_round_h(" + EmitFloatCall(op, true) + ")";
+  return EmitFloatCall(op, t.bits == 32);
+}
+
+std::string CudaKernelEmitter::EmitFloatCall(const Call* op, bool f32) {
+  std::string x = EmitExpr(op->args[0]);
   auto fn = [&](const char* name) { return std::string(name) + (f32 ? "f(" : "(") + x + ")"; };
   switch (op->op) {
     case CallOp::kExp: return fn("exp");
@@ -342,7 +257,7 @@ std::string CudaKernelEmitter::EmitCall(const Call* op, bool narrow) {
     case CallOp::kTanh: return fn("tanh");
     case CallOp::kSigmoid: return f32 ? "(1.0f / (1.0f + expf(-" + x + ")))" : "(1.0 / (1.0 + exp(-" + x + ")))";
     case CallOp::kAbs: return fn("fabs");
-    case CallOp::kPow: return std::string(f32 ? "powf(" : "pow(") + x + ", " + EmitExprIn(op->args[1], narrow) + ")";
+    case CallOp::kPow: return std::string(f32 ? "powf(" : "pow(") + x + ", " + EmitExpr(op->args[1]) + ")";
     case CallOp::kFloor: return fn("floor");
     case CallOp::kCeil: return fn("ceil");
     case CallOp::kErf: return fn("erf");

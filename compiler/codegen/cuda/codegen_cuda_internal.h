@@ -38,9 +38,11 @@ class NameTable {
   std::set<std::string> used_;
 };
 
-// C type of a scalar or storage element; empty for types CUDA C here does not
-// express (f16, vectors).
+// C type of a storage element (f16: its bits, unsigned short); empty for
+// types CUDA C here does not express (vectors, f8).
 std::string CType(ir::DataType t);
+// C type of a value of type t: CType, but float for f16 (computed in float).
+std::string ValueCType(ir::DataType t);
 
 // The source's helpers (floor division), ahead of the kernels.
 const char* CudaPrelude();
@@ -89,6 +91,8 @@ class CudaKernelEmitter {
   // ---- codegen_cuda_expr.cpp
  public:
   std::string EmitExpr(const ir::Expr& e);
+  // `value` (printed from `value_type`) as what a store into `buffer` writes.
+  std::string StoreValue(const ir::Buffer& buffer, ir::DataType value_type, const std::string& value);
   // An index or bound: in int where it provably fits, without widening.
   std::string EmitIndex(const ir::Expr& e);
   // The row-major flat index of `indices` into `buffer`, simplified.
@@ -99,6 +103,7 @@ class CudaKernelEmitter {
   std::string EmitBinary(const ir::Expr& e, bool narrow);
   std::string EmitDivMod(const ir::Expr& a, const ir::Expr& b, ir::DataType t, bool is_div, bool narrow);
   std::string EmitCall(const ir::Call* op, bool narrow);
+  std::string EmitFloatCall(const ir::Call* op, bool f32);
   std::string EmitLiteral(const ir::Expr& e, bool narrow);
   std::string EmitVar(const ir::Variable* v, bool narrow);
   // Every i64 subexpression of e has a known bound inside int32.

@@ -108,7 +108,7 @@ void CudaKernelEmitter::EmitStmt(const Stmt& s) {
       const auto* op = s.as<LetStmt>();
       std::string value = EmitExpr(op->value);
       std::string name = DeclareVar(op->var, BoundOf(op->value, ranges_));
-      std::string type = op->var.dtype() == DataType::Index() && var_is_int_[op->var.get()] ? "int" : CType(op->var.dtype());
+      std::string type = op->var.dtype() == DataType::Index() && var_is_int_[op->var.get()] ? "int" : ValueCType(op->var.dtype());
       if (type.empty()) return Fail(Status::Unimplemented("cuda codegen: let of type " + op->var.dtype().ToString()));
       Line("{");
       ++indent_;
@@ -247,8 +247,7 @@ void CudaKernelEmitter::EmitStore(const Store* op) {
                                       b->dtype.ToString() + ", which the CUDA code generator does not support"));
   }
   if (!on_chip_.count(b.get())) writes_.insert(b.get());
-  std::string value = EmitExpr(op->value);
-  if (op->value.dtype() != b->dtype) value = "((" + CType(b->dtype) + ")" + value + ")";
+  std::string value = StoreValue(b, op->value.dtype(), EmitExpr(op->value));
   Line(BufferName(b) + "[" + EmitIndex(FlatIndex(b, op->indices)) + "] = " + value + ";");
 }
 

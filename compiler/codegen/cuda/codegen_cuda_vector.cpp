@@ -226,9 +226,7 @@ bool CudaKernelEmitter::TryEmitVectorLoop(const For* op) {
     for (int64_t k = 0; k < lanes; ++k) {
       lane_value_[v] = k;
       for (const auto& [l, tmp] : vectors) load_subst_[l] = tmp + "." + kLaneNames[k];
-      std::string value = EmitExpr(s->value);
-      if (s->value.dtype() != s->buffer->dtype) value = "((" + CType(s->buffer->dtype) + ")" + value + ")";
-      values.push_back(value);
+      values.push_back(StoreValue(s->buffer, s->value.dtype(), EmitExpr(s->value)));
     }
     load_subst_.clear();
     const Buffer& b = s->buffer;

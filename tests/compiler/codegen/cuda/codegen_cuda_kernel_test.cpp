@@ -1,7 +1,7 @@
 // GenerateCuda on hand-built GPU loop IR: cooperative fetches narrower than
 // the block (guarded), barriers, workspaces between kernels, 2-D blocks,
 // vthreads, the expression forms (math, integer floor division, casts,
-// selects), and the programs it refuses.
+// selects, f16), and the programs it refuses.
 #include "../../schedule_test_util.h"
 #include "cuda_test_util.h"
 
@@ -248,11 +248,36 @@ TEST(CodegenCudaKernelTest, SharedBufferOutsideEveryKernelIsRefused) {
   EXPECT_NE(module.status().message().find("'S'"), std::string::npos) << module.status().ToString();
 }
 
-TEST(CodegenCudaKernelTest, HalfPrecisionIsUnimplemented) {
-  Buffer a = MakeBuffer("A", DataType::Float(16), {4});
+// H[i] = f16(exp(H[i]) * 0.1 + X[i]) with X f32 and the arithmetic in f16:
+// half bits in unsigned short, computed in float and rounded per operation.
+PrimFunc HalfPrecision() {
+  const DataType f16 = DataType::Float(16);
+  Buffer h = MakeBuffer("H", f16, {50}), x = MakeBuffer("X", kF32, {50});
+  Var bx("bx"), tx("tx");
+  Expr i = Expr(bx) * 10 + tx;
+  Expr value = Call::Make(CallOp::kExp, {Load::Make(h, {i})}) * FloatImm::Make(f16, 0.1) + Cast::Make(f16, Load::Make(x, {i}));
+  Stmt kernel = Bound(bx, 5, "blockIdx.x", Bound(tx, 10, "threadIdx.x", Store::Make(h, max(value, FloatImm::Make(f16, -1.0)), {i})));
+  return PrimFunc{"half", {x, h}, 1, kernel};
+}
+
+TEST(CodegenCudaKernelTest, HalfPrecisionComputesInFloatRoundedToHalf) {
+  auto module = cuda::GenerateCuda(HalfPrecision());
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  EXPECT_EQ(module->buffers[1].bytes(), 100);
+  const std::string& src = module->source;
+  EXPECT_NE(src.find("unsigned short* __restrict__ H"), std::string::npos) << src;
+  EXPECT_NE(src.find("= tf_f2h("), std::string::npos) << src;
+  EXPECT_NE(src.find("tf_round_h(expf(tf_h2f(H["), std::string::npos) << src;
+  EXPECT_NE(src.find("(0.0999755859f)"), std::string::npos) << src;  // 0.1 as the nearest half
+  TF_SKIP_WITHOUT_NVRTC();
+  EXPECT_TRUE(CompilesForGpus(*module));
+}
+
+TEST(CodegenCudaKernelTest, EightBitFloatsAreUnimplemented) {
+  Buffer a = MakeBuffer("A", DataType::Float(8), {4});
   Var bx("bx");
-  Stmt kernel = Bound(bx, 4, "blockIdx.x", Store::Make(a, FloatImm::Make(DataType::Float(16), 1.0), {Expr(bx)}));
-  auto module = cuda::GenerateCuda(PrimFunc{"half", {a}, 0, kernel});
+  Stmt kernel = Bound(bx, 4, "blockIdx.x", Store::Make(a, Load::Make(a, {Expr(bx)}), {Expr(bx)}));
+  auto module = cuda::GenerateCuda(PrimFunc{"f8", {a}, 0, kernel});
   ASSERT_FALSE(module.ok());
   EXPECT_EQ(module.status().code(), StatusCode::kUnimplemented) << module.status().ToString();
 }

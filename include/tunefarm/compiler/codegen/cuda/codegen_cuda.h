@@ -51,7 +51,9 @@ Result<ir::PrimFunc> LowerForCuda(const ir::PrimFunc& scheduled, const GpuLimits
 
 // CUDA C for a lowered PrimFunc: one `extern "C" __global__` function per
 // root nest, named "<func>_kernel<i>", and the launches in program order.
-// Unimplemented for f16 and other types CUDA C here does not express.
+// f16 is stored as its bits (unsigned short) and computed in float, rounded
+// to half after every operation, as the interpreter does; Unimplemented for
+// types CUDA C here does not express (f8).
 Result<CudaModule> GenerateCuda(const ir::PrimFunc& lowered);
 
 }  // namespace tunefarm::cuda
