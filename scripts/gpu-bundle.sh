@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Packs tunefarm for a GPU machine that has the NVIDIA driver and the CUDA
 # toolkit but none of Debian's libraries: the `tunefarm` and `tunefarm-runner`
-# binaries and every shared library they load except the C library's own
+# binaries, the worker tests (their CudaGpu* tests run candidates on a real
+# GPU: checked, timed, and a faulting kernel that costs one candidate), and
+# every shared library they load except the C library's own
 # (glibc on such a machine is at least as new as Debian 12's), stripped, in
 # one .tar.xz (about 45 MiB). scripts/gpu-check.sh unpacks and runs it there.
 #
@@ -13,11 +15,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-.gpu/tunefarm-bundle.tar.xz}
 build=${TUNEFARM_BUILD_DIR:-build}
-flock /tmp/tunefarm-build.lock cmake --build "$build" --target tunefarm tunefarm-runner -j2 >/dev/null
+flock /tmp/tunefarm-build.lock cmake --build "$build" --target tunefarm tunefarm-runner tunefarm_worker_tests -j2 >/dev/null
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/lib"
-cp "$build/cli/tunefarm" "$(find "$build" -name tunefarm-runner -type f -perm -u+x | head -1)" "$stage/bin/"
+cp "$build/cli/tunefarm" "$(find "$build" -name tunefarm-runner -type f -perm -u+x | head -1)" \
+  "$build/tests/tunefarm_worker_tests" "$stage/bin/"
 for b in "$stage"/bin/*; do ldd "$b" | awk '/=> \//{print $3}'; done | sort -u |
   grep -vE '/(libc|libm|libpthread|libdl|librt|libresolv)\.so|/ld-linux' |
   while read -r lib; do cp -L "$lib" "$stage/lib/"; done

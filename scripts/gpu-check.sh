@@ -6,13 +6,13 @@
 # command, under 8 minutes with the default budgets.
 #
 #   scripts/gpu-bundle.sh                  # here: packs .gpu/tunefarm-bundle.tar.xz
-#   scripts/gpu-check.sh OUT_DIR [quick]   # there; quick: a fifth of the trials
+#   scripts/gpu-check.sh OUT_DIR [quick]   # there; quick: a tenth of the trials
 #
-# Writes to OUT_DIR (four files, as a lent machine sends back few):
+# Writes to OUT_DIR (few files, as a lent machine sends back few):
 # fingerprint.txt (the device), torch.tsv (the vendor libraries),
-# summary.tsv (the table: tunefarm's best GFLOP/s over the vendor's) and
-# logs.tar.gz (each tuning run's log, the vendor timings' log, the tuning
-# log gpu.db).
+# summary.tsv (the table: tunefarm's best GFLOP/s over the vendor's, a row
+# as each workload is done), gpu.db (the tuning log) and logs.tar.gz (each
+# tuning run's log, the runner's GPU tests, the vendor timings' log).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: scripts/gpu-check.sh OUT_DIR [quick]}
@@ -37,43 +37,54 @@ fi
   "$tf" --version
 } 2>&1 | tee "$out/fingerprint.txt"
 
+# The runner on the GPU: candidates checked and timed, and a kernel that
+# writes through a null pointer costs that candidate only.
+echo "== the CUDA runner's GPU tests"
+TUNEFARM_RUNNER="$bundle/bin/tunefarm-runner" timeout 120 "$bundle/bin/tunefarm_worker_tests" \
+    --gtest_filter='CudaGpu*' > "$logs/worker_gpu_tests.log" 2>&1
+echo "   exit $?"; grep -E "^\[ +(OK|FAILED|SKIPPED) +\]|us per run|runner" "$logs/worker_gpu_tests.log" | head -20
+
 target="cuda -arch=sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d '.')"
-# workload file, overrides, trials, seconds at most
+# workload file, overrides, trials, seconds at most (the times keep the
+# whole check under 8 minutes on an H100; a run stopped by its time prints
+# its best so far)
 runs=(
-  "configs/workloads/gmm_1024.tf||400|150"
-  "configs/workloads/dense_bias_relu.tf||200|70"
-  "configs/workloads/c2d_resnet_3x3.tf||200|80"
-  "configs/workloads/dep_3x3_c256_28.tf||200|60"
-  "configs/workloads/gmm_1024.tf|M=4096,N=4096,K=4096|60|70"
+  "configs/workloads/gmm_1024.tf||1000|200"
+  "configs/workloads/dense_bias_relu.tf||300|50"
+  "configs/workloads/c2d_resnet_3x3.tf||300|60"
+  "configs/workloads/dep_3x3_c256_28.tf||300|45"
+  "configs/workloads/gmm_1024.tf|M=4096,N=4096,K=4096|200|70"
 )
+name_of() { echo "$(basename "$1" .tf)${2:+_$(echo "$2" | tr ',=' '_-')}"; }
+
+# The vendor libraries first, so that each row of the table can be written
+# as soon as its workload is tuned.
 specs=()
 for run in "${runs[@]}"; do
   IFS='|' read -r file sets trials seconds <<< "$run"
-  if [ "$quick" = quick ]; then trials=$(( trials / 5 )); seconds=$(( seconds / 3 )); fi
-  name=$(basename "$file" .tf)${sets:+_$(echo "$sets" | tr ',=' '_-')}
-  args=(); for kv in ${sets//,/ }; do args+=(--set "$kv"); done
-  echo "== $name: $trials trials, at most $seconds s"
-  timeout -s INT "$seconds" "$tf" tune "$file" "${args[@]}" --target "$target" --trials "$trials" \
-      --db "$logs/gpu.db" > "$logs/$name.log" 2>&1
-  echo "   exit $?"; tail -3 "$logs/$name.log"
   specs+=("$file${sets:+:$sets}")
 done
-
 python3 bench/cuda/torch_baselines.py "$out/torch.tsv" "${specs[@]}" 2>&1 | tee "$logs/torch.log"
 
-# The table: tunefarm's best (its tuning summary) over the vendor library.
-{
-  printf "workload\ttunefarm_GFLOPs\tvendor_GFLOPs\tratio\tvendor\n"
-  i=0
-  for run in "${runs[@]}"; do
-    IFS='|' read -r file sets trials seconds <<< "$run"
-    name=$(basename "$file" .tf)${sets:+_$(echo "$sets" | tr ',=' '_-')}
-    ours=$(awk -v w="$(basename "$file" .tf)" '$1 == w && NF >= 7 {g = $5} END {print g + 0}' "$logs/$name.log")
-    vendor=$(awk -F'\t' -v r=$((i + 2)) 'NR == r {print $5}' "$out/torch.tsv")
-    kind=$(awk -F'\t' -v r=$((i + 2)) 'NR == r {print $2}' "$out/torch.tsv")
-    ratio=$(python3 -c "print(f'{float(\"$ours\") / float(\"${vendor:-0}\"):.3f}' if float('${vendor:-0}') > 0 else 'n/a')")
-    printf "%s\t%s\t%s\t%s\t%s\n" "$name" "$ours" "$vendor" "$ratio" "$kind"
-    i=$((i + 1))
-  done
-} | tee "$out/summary.tsv" | (column -t -s $'\t' 2>/dev/null || cat)
+printf "workload\ttrials\terrors\ttunefarm_GFLOPs\tvendor_GFLOPs\tratio\tvendor\n" > "$out/summary.tsv"
+i=0
+for run in "${runs[@]}"; do
+  IFS='|' read -r file sets trials seconds <<< "$run"
+  if [ "$quick" = quick ]; then trials=$(( trials / 10 )); seconds=$(( seconds / 4 )); fi
+  name=$(name_of "$file" "$sets")
+  args=(); for kv in ${sets//,/ }; do args+=(--set "$kv"); done
+  echo "== $name: $trials trials, at most $seconds s"
+  timeout -k 20 -s INT "$seconds" "$tf" tune "$file" "${args[@]}" --target "$target" --trials "$trials" \
+      --db "$out/gpu.db" > "$logs/$name.log" 2>&1
+  echo "   exit $?"; tail -3 "$logs/$name.log"
+  # The tuning summary's row: workload trials errors default best speed-up record.
+  read -r done_trials errors ours < <(awk -v w="$(basename "$file" .tf)" \
+      '$1 == w && NF >= 7 {t = $2; e = $3; g = $5} END {print t + 0, e + 0, g + 0}' "$logs/$name.log")
+  vendor=$(awk -F'\t' -v r=$((i + 2)) 'NR == r {print $5}' "$out/torch.tsv")
+  kind=$(awk -F'\t' -v r=$((i + 2)) 'NR == r {print $2}' "$out/torch.tsv")
+  ratio=$(python3 -c "v = float('${vendor:-0}' or 0); print(f'{float(\"$ours\") / v:.3f}' if v > 0 else 'n/a')")
+  printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\n" "$name" "$done_trials" "$errors" "$ours" "$vendor" "$ratio" "$kind" >> "$out/summary.tsv"
+  i=$((i + 1))
+done
+(column -t -s $'\t' "$out/summary.tsv" 2>/dev/null || cat "$out/summary.tsv")
 tar -C "$logs" -czf "$out/logs.tar.gz" .
