@@ -21,11 +21,15 @@
 //  * Shared-scope Allocates inside a kernel become __shared__ arrays at its
 //    top (one per block, 16-byte aligned): static up to 48 KiB in all, else
 //    carved from dynamic shared memory (CudaLaunch::dynamic_shared_bytes,
-//    which the launcher must opt the kernel in to); local-scope Allocates (and global-scope ones
-//    under a threadIdx loop: one per thread either way) become per-thread
-//    arrays where they are allocated.
+//    which the launcher must opt the kernel in to). Local-scope Allocates
+//    (and global-scope ones under a threadIdx loop: one per thread either
+//    way) become per-thread arrays where they are allocated.
+//  * Barrier is __syncthreads(); unrolled loops and loops annotated
+//    "pragma_auto_unroll_max_step" (extent within it) get #pragma unroll;
+//    vectorized loops of 2 or 4 lanes use float2 / float4 (int4, double2,
+//    ...) accesses where contiguous and provably aligned, else unroll.
 // The kernels assume each global buffer is 16-byte aligned (cudaMalloc gives
-// 256) when they use vector (float2/float4) loads and stores.
+// 256) when they use vector loads and stores.
 #pragma once
 
 #include "tunefarm/common/status.h"
