@@ -70,6 +70,10 @@ int main(int argc, char** argv) {
   // The parent writes to a socket, not a pipe, so it never gets SIGPIPE from
   // us; we ignore SIGPIPE so a vanished parent is a failed write, then exit.
   ::signal(SIGPIPE, SIG_IGN);
+  // Ctrl-C in a terminal (or `timeout -s INT`) reaches the whole process
+  // group: the parent stops after the batch in flight, which needs this
+  // runner to finish it, not to die and be recorded as a kernel that crashed.
+  ::signal(SIGINT, SIG_IGN);
   // Anything the compiler or LLVM prints goes to stdout/stderr, which the
   // parent captures; the protocol has its own fd, so stray output cannot
   // corrupt it.

@@ -89,6 +89,20 @@ TEST(MeasurerBehaviourTest, RunnerKilledBetweenCallsIsReplacedSilently) {
   EXPECT_NE(measurer.runner_pid(), pid);
 }
 
+// Ctrl-C reaches the runner too (one process group): the tuner stops after
+// the batch in flight, which the runner must live to finish.
+TEST(MeasurerBehaviourTest, RunnerOutlivesAnInterrupt) {
+  LocalMeasurer measurer(TestMeasurerOptions());
+  EXPECT_TRUE(Measured(measurer.Measure({Candidate("first", MatmulText(8, 8, 8))}, FastOptions())[0]));
+  int pid = measurer.runner_pid();
+  ASSERT_GT(pid, 0);
+  ASSERT_EQ(::kill(pid, SIGINT), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_TRUE(Measured(measurer.Measure({Candidate("second", MatmulText(8, 8, 8))}, FastOptions())[0]));
+  EXPECT_EQ(measurer.runner_starts(), 1) << "the interrupt killed the runner";
+  EXPECT_EQ(measurer.runner_pid(), pid);
+}
+
 TEST(MeasurerBehaviourTest, FindRunnerPathHonoursTheEnvironment) {
   ::setenv("TUNEFARM_RUNNER", RunnerPath().c_str(), 1);
   auto path = FindRunnerPath();
