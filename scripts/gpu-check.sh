@@ -6,7 +6,8 @@
 # command, under 8 minutes with the default budgets.
 #
 #   scripts/gpu-bundle.sh                  # here: packs .gpu/tunefarm-bundle.tar.xz
-#   scripts/gpu-check.sh OUT_DIR [quick]   # there; quick: a tenth of the trials
+#   scripts/gpu-check.sh OUT_DIR [quick|PERCENT]   # there; quick: a tenth of the trials;
+#                                                  # PERCENT scales trials and times
 #
 # Writes to OUT_DIR (few files, as a lent machine sends back few):
 # fingerprint.txt (the device), torch.tsv (the vendor libraries),
@@ -70,16 +71,22 @@ printf "workload\ttrials\terrors\ttunefarm_GFLOPs\tvendor_GFLOPs\tratio\tvendor\
 i=0
 for run in "${runs[@]}"; do
   IFS='|' read -r file sets trials seconds <<< "$run"
-  if [ "$quick" = quick ]; then trials=$(( trials / 10 )); seconds=$(( seconds / 4 )); fi
+  if [ "$quick" = quick ]; then trials=$(( trials / 10 )); seconds=$(( seconds / 4 ));
+  elif [[ "$quick" =~ ^[0-9]+$ ]]; then trials=$(( trials * quick / 100 )); seconds=$(( seconds * quick / 100 )); fi
   name=$(name_of "$file" "$sets")
   args=(); for kv in ${sets//,/ }; do args+=(--set "$kv"); done
   echo "== $name: $trials trials, at most $seconds s"
   timeout -k 20 -s INT "$seconds" "$tf" tune "$file" "${args[@]}" --target "$target" --trials "$trials" \
       --db "$out/gpu.db" > "$logs/$name.log" 2>&1
   echo "   exit $?"; tail -3 "$logs/$name.log"
-  # The tuning summary's row: workload trials errors default best speed-up record.
-  read -r done_trials errors ours < <(awk -v w="$(basename "$file" .tf)" \
-      '$1 == w && NF >= 7 {t = $2; e = $3; g = $5} END {print t + 0, e + 0, g + 0}' "$logs/$name.log")
+  # The tuning summary's row (workload trials errors default best speed-up
+  # record), else the last progress line ("[ 161/240] name  best G GFLOP/s
+  # ... errors E"): a run stopped by its time may end before its summary.
+  read -r done_trials errors ours < <(awk -v w="$(basename "$file" .tf)" '
+      /^\[ *[0-9]+\/[0-9]+\]/ { split($0, a, /[][\/ ]+/); pt = a[2];
+        for (i = 1; i < NF; i++) { if ($i == "best") pg = $(i + 1); if ($i == "errors") pe = $(i + 1) } }
+      $1 == w && NF >= 7 { t = $2; e = $3; g = $5; summary = 1 }
+      END { if (summary) print t + 0, e + 0, g + 0; else print pt + 0, pe + 0, pg + 0 }' "$logs/$name.log")
   vendor=$(awk -F'\t' -v r=$((i + 2)) 'NR == r {print $5}' "$out/torch.tsv")
   kind=$(awk -F'\t' -v r=$((i + 2)) 'NR == r {print $2}' "$out/torch.tsv")
   ratio=$(python3 -c "v = float('${vendor:-0}' or 0); print(f'{float(\"$ours\") / v:.3f}' if v > 0 else 'n/a')")
