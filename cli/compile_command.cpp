@@ -8,6 +8,11 @@
 // untuned kernel. The building itself is tuner/kernel_build.h's
 // ChooseSchedule and BuildKernel, shared with the daemon's Compile service;
 // this file is its command line.
+//
+// A cuda target ("cuda -arch=sm_90") writes the cubin to -o and always a
+// header (--header, default: -o's stem with .h) with a host launcher
+// (tuner/kernel_header.h); its default is the default GPU program. It needs
+// NVRTC on this machine, and no GPU.
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -18,6 +23,7 @@
 
 #include "commands.h"
 #include "kernel_runner.h"
+#include "tunefarm/compiler/codegen/cuda/nvrtc.h"
 #include "tunefarm/compiler/codegen/llvm/toolchain.h"
 #include "tunefarm/compiler/lower/lower.h"
 #include "tunefarm/compiler/workload/workload_parser.h"
@@ -43,12 +49,15 @@ struct CompileOptions {
 constexpr int kExitNotTuned = 3;
 
 // The CLI's report of the chosen schedule, on stderr, before code generation.
-void ReportSchedule(const CompileOptions& o, const tuner::BuiltKernel& k) {
+void ReportSchedule(const CompileOptions& o, const Target& target, const tuner::BuiltKernel& k) {
+  // For a GPU, the default is a program of its own: say which.
+  const std::string default_name =
+      target.kind == "cuda" ? "the " + k.schedule_description : std::string("the default schedule");
   if (o.db.empty()) {
-    fmt::print(stderr, "tunefarm compile: {}: no --db given; using the default schedule\n", k.workload_name);
+    fmt::print(stderr, "tunefarm compile: {}: no --db given; using {}\n", k.workload_name, default_name);
   } else if (!k.tuned()) {
     fmt::print(stderr, "tunefarm compile: {}: warning: no tuning record for this workload and target in {}; "
-               "using the default schedule\n", k.workload_name, o.db);
+               "using {}\n", k.workload_name, o.db, default_name);
   } else {
     fmt::print(stderr, "tunefarm compile: {}: using record #{} ({} log, {} match, {:.4f} ms measured on {})\n",
                k.workload_name, k.record_id, database::LayerName(k.layer), database::FallbackLevelName(k.level),
@@ -94,6 +103,31 @@ Status WriteOutputFile(const std::string& flag, const std::string& path, const s
   return Status::OK();
 }
 
+// What a cuda target needs before anything is looked up or built: no
+// --shared, NVRTC on this machine, and a header path (--header, else -o's
+// stem with .h, set in *header_path) that is not -o itself.
+Status CheckCudaCompile(const CompileOptions& o, std::string* header_path) {
+  if (o.shared) {
+    return Status::InvalidArgument("--shared builds a library for this machine's CPU; a cuda target writes a cubin "
+                                   "(-o kernel.cubin) and a header with its host launcher: drop --shared");
+  }
+  std::string why_not;
+  if (!cuda::NvrtcAvailable(&why_not)) {
+    return Status::FailedPrecondition("compiling for a cuda target needs NVRTC, the CUDA runtime compiler (CUDA "
+                                      "toolkit 12 or 13; set CUDA_HOME to its folder), and none was found: " + why_not);
+  }
+  if (header_path->empty()) {
+    *header_path = std::filesystem::path(o.output).replace_extension(".h").string();
+  }
+  auto normal = [](const std::string& path) { return std::filesystem::absolute(path).lexically_normal(); };
+  if (normal(*header_path) == normal(o.output)) {
+    return Status::InvalidArgument("the cubin -o " + o.output + " and its header " + *header_path +
+                                   " are one file; name the cubin kernel.cubin (its header is then kernel.h) "
+                                   "or give --header");
+  }
+  return Status::OK();
+}
+
 int Compile(const CompileOptions& o) {
   auto w = LoadWorkload(o.workload_path, o.overrides);
   if (!w.ok()) {
@@ -105,7 +139,14 @@ int Compile(const CompileOptions& o) {
     fmt::print(stderr, "error: {}\n", target.status().message());
     return kExitUserError;
   }
-  for (const auto& [flag, path] : {std::pair<std::string, std::string>{"-o", o.output}, {"--header", o.header}}) {
+  std::string header_path = o.header;
+  if (target->kind == "cuda") {
+    if (Status usable = CheckCudaCompile(o, &header_path); !usable.ok()) {
+      fmt::print(stderr, "error: {}\n", usable.message());
+      return kExitUserError;
+    }
+  }
+  for (const auto& [flag, path] : {std::pair<std::string, std::string>{"-o", o.output}, {"--header", header_path}}) {
     if (path.empty()) continue;
     if (Status writable = CheckOutputPath(flag, path); !writable.ok()) {
       fmt::print(stderr, "error: {}\n", writable.message());
@@ -143,7 +184,7 @@ int Compile(const CompileOptions& o) {
   build.shared = o.shared;
   build.require_tuned = o.require_tuned;
   build.log_name = o.db;
-  build.on_schedule_chosen = [&](const tuner::BuiltKernel& k) { ReportSchedule(o, k); };
+  build.on_schedule_chosen = [&](const tuner::BuiltKernel& k) { ReportSchedule(o, *target, k); };
   tuner::KernelBuildStage stage = tuner::KernelBuildStage::kLower;
   auto kernel = tuner::BuildKernel(*w, *target, *schedule, build, &stage);
   if (!kernel.ok()) {
@@ -186,14 +227,19 @@ int Compile(const CompileOptions& o) {
                                      std::filesystem::perms::others_exec,
                                  std::filesystem::perm_options::add, ignored);
   }
-  if (!o.header.empty()) {
-    if (Status written = WriteOutputFile("--header", o.header, kernel->header); !written.ok()) {
+  if (!header_path.empty()) {
+    if (Status written = WriteOutputFile("--header", header_path, kernel->header); !written.ok()) {
       fmt::print(stderr, "error: {}\n", written.message());
       return kExitUserError;
     }
   }
-  fmt::print(stderr, "tunefarm compile: wrote {} ({} bytes) for {}\n", o.output, kernel->object_size,
-             target->ToString());
+  if (target->kind == "cuda") {
+    fmt::print(stderr, "tunefarm compile: wrote {} ({} bytes) for {} and {} (launcher {})\n", o.output,
+               kernel->object_size, target->ToString(), header_path, kernel->symbol);
+  } else {
+    fmt::print(stderr, "tunefarm compile: wrote {} ({} bytes) for {}\n", o.output, kernel->object_size,
+               target->ToString());
+  }
   return kExitOk;
 }
 
@@ -206,13 +252,17 @@ void AddCompileCommand(CLI::App& app, int* exit_code) {
       "Compiles WORKLOAD ahead of time into a relocatable object file exporting\n"
       "  int32_t <workload name>(inputs..., outputs...)\n"
       "and optionally a C header declaring it. Any target triple LLVM supports works,\n"
-      "e.g. --target \"llvm -mtriple=aarch64-linux-gnu -mattr=+neon\".");
+      "e.g. --target \"llvm -mtriple=aarch64-linux-gnu -mattr=+neon\".\n"
+      "With --target \"cuda -arch=sm_90\" (needs NVRTC, not a GPU) it writes the cubin for that\n"
+      "architecture and a header (--header, default: the -o file with .h) holding a copy of it and\n"
+      "  CUresult <workload name>_launch(CUstream, inputs..., outputs...)\n"
+      "on the CUDA driver API (link with -lcuda); the default is the default GPU program.");
   cmd->add_option("workload", options->workload_path, "Workload file (.tf)")->required()->check(CLI::ExistingFile);
   cmd->add_option("--target", options->target, "Target to compile for")->capture_default_str();
   cmd->add_option("--set", options->overrides, "Override a shape parameter, e.g. --set M=16");
-  cmd->add_option("-o,--output", options->output, "Object file (or, with --shared, library) to write")->required();
+  cmd->add_option("-o,--output", options->output, "Object file (with --shared, library; for a cuda target, the cubin) to write")->required();
   cmd->add_flag("--shared", options->shared, "Write a shared library (.so) linked against the runtime instead");
-  cmd->add_option("--header", options->header, "C header to write");
+  cmd->add_option("--header", options->header, "C header to write (cuda targets: default the -o file with .h)");
   cmd->add_option("--db", options->db, "Tuning log to take the best schedule from");
   cmd->add_option("--system-db", options->system_db, "Read-only system log under the user's (default: the installed one, if any)");
   cmd->add_flag("--require-tuned", options->require_tuned, "Fail (exit code 3) instead of using the default schedule");

@@ -110,13 +110,20 @@ grpc::Status CompileServiceImpl::Compile(grpc::ServerContext* context, const v1:
   auto target = ParseRequestTarget(request->target(), "target");
   if (!target.ok()) return rpc::ToGrpc(target.status());
   job.target = std::move(target).value();
-  if (job.target.kind != "llvm") {
-    return Invalid("target: the Compile service builds LLVM CPU targets, not '" + job.target.ToString() + "'");
+  // llvm and cuda: the kinds BuildKernel writes a header for. A cuda
+  // target answers with the cubin and the launcher header (NVRTC on the
+  // daemon's machine; without it the build is FAILED_PRECONDITION saying so).
+  if (job.target.kind != "llvm" && job.target.kind != "cuda") {
+    return Invalid("target: the Compile service builds llvm and cuda targets, not '" + job.target.ToString() + "'");
   }
   if (!v1::CompileRequest::Output_IsValid(request->output())) {
     return Invalid("output: unknown output kind " + std::to_string(request->output()));
   }
   job.shared = request->output() == v1::CompileRequest::OUTPUT_SHARED_LIBRARY;
+  if (job.shared && job.target.kind == "cuda") {
+    return Invalid("output: a cuda target is built as a cubin and a launcher header; ask for OUTPUT_OBJECT for " +
+                   job.target.ToString());
+  }
   if (job.shared && !job.target.is_host()) {
     return Invalid("output: a shared library is linked for this daemon's host only; ask for OUTPUT_OBJECT for " +
                    job.target.ToString());

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -15,11 +14,13 @@
 #include <sstream>
 
 #include "tunefarm/compiler/codegen/codegen.h"
-#include "tunefarm/compiler/lower/split_prepack.h"
+#include "tunefarm/compiler/codegen/llvm/toolchain.h"
 #include "tunefarm/compiler/lower/lower.h"
+#include "tunefarm/compiler/schedule/gpu_default_schedule.h"
 #include "tunefarm/compiler/schedule/schedule.h"
 #include "tunefarm/compiler/schedule/trace.h"
 #include "tunefarm/compiler/workload/workload_parser.h"
+#include "tunefarm/tuner/kernel_header.h"
 #include "tunefarm/tuner/tuning_loop.h"
 
 namespace tunefarm::tuner {
@@ -27,15 +28,6 @@ namespace tunefarm::tuner {
 namespace fs = std::filesystem;
 
 namespace {
-
-const char* CType(ir::DataType t) {
-  if (t.is_float()) return t.bits == 16 ? "uint16_t" : (t.bits == 32 ? "float" : "double");
-  if (t.is_bool()) return "uint8_t";
-  static const char* kInt[] = {"int8_t", "int16_t", "int32_t", "int64_t"};
-  static const char* kUInt[] = {"uint8_t", "uint16_t", "uint32_t", "uint64_t"};
-  int i = t.bits == 8 ? 0 : t.bits == 16 ? 1 : t.bits == 32 ? 2 : 3;
-  return t.is_uint() ? kUInt[i] : kInt[i];
-}
 
 // Single-quoted for /bin/sh: the runtime folder comes from configuration.
 std::string ShellQuote(const std::string& s) {
@@ -94,6 +86,19 @@ Result<std::string> LinkShared(const std::string& object_bytes, const std::strin
   return bytes.str();
 }
 
+// How a cuda kernel's header and the CLI name the default GPU program.
+constexpr char kDefaultGpuProgram[] =
+    "default GPU program (untuned): each loop nest one kernel, its leading spatial loops fused and split over "
+    "blocks of 256 threads";
+
+// True for the trace of no record (empty) and for one of only the trace
+// header: the runner builds both as the default program.
+bool ScheduleHasNoInstructions(const std::string& trace_text) {
+  if (!TraceTextHasContent(trace_text)) return true;
+  auto parsed = Trace::Parse(trace_text);
+  return parsed.ok() && parsed->size() == 0;
+}
+
 Result<BuiltKernel> Fail(KernelBuildStage stage, Status status, KernelBuildStage* failed_stage) {
   if (failed_stage != nullptr) *failed_stage = stage;
   return status;
@@ -125,8 +130,20 @@ std::string TunedDescription(const BuiltKernel& kernel, const std::string& toolc
 
 }  // namespace
 
+std::string CudaKernelToolchain() { return "nvrtc lowering-r" + std::to_string(kLoweringRevision); }
+
 database::Target KernelRecordTarget(const Target& target,
                                     const std::optional<database::HardwareFingerprint>& fingerprint) {
+  if (!fingerprint && target.kind == "cuda") {
+    // Not this host's CPU: the records of a GPU of the target's architecture
+    // (the same-architecture rung; the exact part is unknown here).
+    database::Target out;
+    out.target = target.ToString();
+    out.fingerprint.isa = "cuda";
+    out.fingerprint.arch = target.arch;
+    out.fingerprint.toolchain = CudaKernelToolchain();
+    return out;
+  }
   if (!fingerprint) return RecordTarget(target);
   database::Target out{target.ToString(), *fingerprint};
   database::CanonicalizeFingerprint(&out.fingerprint);
@@ -188,14 +205,38 @@ Result<BuiltKernel> BuildKernel(const Workload& w, const Target& target, const C
     if (r.target.fingerprint.toolchain != toolchain) kernel.record_other_toolchain = r.target.fingerprint.toolchain;
     kernel.schedule_description = TunedDescription(kernel, toolchain, schedule.passed_over);
   }
-  const ir::PrimFunc& func = schedule.func;
-  kernel.symbol = func.name;
+  // A cuda schedule without instructions (no record, or the tuning loop's
+  // baseline record) is the default GPU program, as the cuda runner
+  // measured it: unbound loops do not run on a GPU at all.
+  const bool default_gpu_program = target.kind == "cuda" && ScheduleHasNoInstructions(kernel.trace);
+  if (default_gpu_program && !kernel.tuned()) kernel.schedule_description = kDefaultGpuProgram;
+  ir::PrimFunc func = schedule.func;
+  kernel.symbol = KernelEntrySymbol(func, target);
   kernel.shared = options.shared;
   if (options.on_schedule_chosen) options.on_schedule_chosen(kernel);
   if (options.require_tuned && !kernel.tuned()) {
     return Fail(KernelBuildStage::kRequireTuned,
                 Status::NotFound("no tuning record for workload " + w.name + " (structural hash " +
                                  kernel.workload_hash + ") on target " + kernel.target + " in " + options.log_name),
+                failed_stage);
+  }
+  if (default_gpu_program) {
+    auto bound = DefaultGpuSchedule(func);
+    if (!bound.ok()) {
+      return Fail(KernelBuildStage::kCodegen,
+                  Status(bound.status().code(), "the default GPU program: " + bound.status().message()), failed_stage);
+    }
+    func = std::move(bound).value();
+  }
+  // Refused before code generation, which it does not depend on (for a cuda
+  // target, NVRTC would compile for nothing).
+  if (options.shared && !target.is_host()) {
+    return Fail(KernelBuildStage::kLink,
+                Status::InvalidArgument(target.kind == "cuda"
+                                            ? "a cuda target builds a cubin and a launcher header, not a shared "
+                                              "library; build " + kernel.target + " without a shared library"
+                                            : "a shared library is linked with this machine's linker; build an object for " +
+                                                  kernel.target),
                 failed_stage);
   }
   // The target kind's code generator (the registry of codegen.h): a kind
@@ -205,20 +246,17 @@ Result<BuiltKernel> BuildKernel(const Workload& w, const Target& target, const C
   auto object = (*generator)->EmitObject(func, target, CodegenOptions());
   if (!object.ok()) return Fail(KernelBuildStage::kCodegen, object.status(), failed_stage);
   kernel.object_size = object->size();
+  // The header of the target's kind (kernel_header.h), of what was compiled.
+  auto header = KernelHeaderFor(w, func, target, *object, kernel.schedule_description, kernel.record_id);
+  if (!header.ok()) return Fail(KernelBuildStage::kCodegen, header.status(), failed_stage);
+  kernel.header = std::move(header).value();
   if (options.shared) {
-    if (!target.is_host()) {
-      return Fail(KernelBuildStage::kLink,
-                  Status::InvalidArgument("a shared library is linked with this machine's linker; build an object for " +
-                                          kernel.target),
-                  failed_stage);
-    }
     auto library = LinkShared(*object, options.runtime_dir);
     if (!library.ok()) return Fail(KernelBuildStage::kLink, library.status(), failed_stage);
     kernel.binary = std::move(library).value();
   } else {
     kernel.binary = std::move(object).value();
   }
-  kernel.header = KernelHeaderText(w, func, target, kernel.schedule_description, kernel.record_id);
   return kernel;
 }
 
@@ -260,62 +298,6 @@ Status NoRecordReplays(const std::vector<PassedOverRecord>& passed_over, const s
                             workload_name + ": " + first.why + others +
                             ". Most likely it was tuned by a tunefarm that lowered or scheduled this workload "
                             "differently; tune the workload again so that a record that fits becomes its best");
-}
-
-namespace {
-
-// `int32_t name(const float* A /* input f32[..] */, ...);` -- params from
-// `packed_from` on are packed buffers, read-only (the prepacked entry's tail).
-std::string Prototype(const ir::PrimFunc& f, size_t packed_from) {
-  std::string s = "int32_t " + f.name + "(";
-  for (size_t i = 0; i < f.params.size(); ++i) {
-    const ir::Buffer& b = f.params[i];
-    std::string shape;
-    for (size_t d = 0; d < b->shape.size(); ++d) shape += (d ? "][" : "[") + std::to_string(b->shape[d]);
-    shape += "]";
-    const bool packed = packed_from > 0 && i >= packed_from;
-    const bool in = i < f.num_inputs || packed;
-    const char* what = packed ? "  /* packed " : b->constant ? "  /* constant input " : in ? "  /* input " : "  /* output ";
-    s += std::string(i ? ",\n    " : "\n    ") + (in ? "const " : "") + CType(b->dtype) + "* " + b->name + what +
-         b->dtype.ToString() + shape + " */";
-  }
-  return s + ");";
-}
-
-}  // namespace
-
-std::string KernelHeaderText(const Workload& w, const ir::PrimFunc& f, const Target& t,
-                             const std::string& schedule_description, int64_t record_id) {
-  std::string guard = "TUNEFARM_KERNEL_" + f.name + "_H_";
-  for (char& c : guard) c = char(std::toupper(static_cast<unsigned char>(c)));
-  std::string s = "/* Generated by tunefarm compile. Do not edit.\n";
-  s += " * workload: " + w.name + " (structural hash " + StructuralHashHex(w) + ")\n";
-  s += " * target:   " + t.ToString() + "\n";
-  s += " * schedule: " + schedule_description + "\n";
-  if (record_id > 0) s += " * record id: " + std::to_string(record_id) + "\n";
-  std::optional<PrepackSplit> split = SplitPrepack(f);
-  if (split && record_id > 0) {
-    s += " * The measured time is of " + split->prepacked.name + " (constant inputs packed ahead); " + f.name +
-         " also packs them in every call.\n";
-  }
-  s += " * Buffers are dense and row-major, at any alignment of their element type (a numpy array,\n";
-  s += " * malloc memory, a slice of either); 64-byte aligned ones are fastest. Link with -ltunefarm_runtime.\n";
-  s += " * Returns 0 on success. */\n";
-  s += "#ifndef " + guard + "\n#define " + guard + "\n\n#include <stdint.h>\n\n";
-  s += "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
-  s += Prototype(f, 0) + "\n";
-  if (split) {
-    int64_t bytes = 0;
-    for (const ir::Buffer& b : split->packed) bytes += b->size_bytes();
-    s += "\n/* Constant inputs packed ahead of the calls (" + std::to_string(bytes) + " bytes): " + split->prepack.name +
-         " fills the\n * packed buffers from the constant inputs once; " + split->prepacked.name +
-         " then computes what " + f.name + "\n * computes, without packing, as long as the constant inputs keep "
-         "those values. */\n";
-    s += Prototype(split->prepack, 0) + "\n";
-    s += Prototype(split->prepacked, f.params.size()) + "\n";
-  }
-  s += "\n#ifdef __cplusplus\n}\n#endif\n\n#endif\n";
-  return s;
 }
 
 }  // namespace tunefarm::tuner

@@ -363,7 +363,8 @@ TEST(CompileServiceTest, MalformedRequestsAreInvalidArgument) {
   r.set_target("gpu");
   add("bad target", r, grpc::StatusCode::INVALID_ARGUMENT, "gpu");
   r.set_target("cuda -arch=sm_90");
-  add("cuda", r, grpc::StatusCode::INVALID_ARGUMENT, "LLVM CPU");
+  r.set_output(v1::CompileRequest::OUTPUT_SHARED_LIBRARY);
+  add("cuda shared library", r, grpc::StatusCode::INVALID_ARGUMENT, "a cuda target is built as a cubin");
   r = TextRequest(kMatmulText);
   r.set_tune_trials(-1);
   add("negative trials", r, grpc::StatusCode::INVALID_ARGUMENT, "tune_trials");

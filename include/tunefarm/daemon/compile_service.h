@@ -4,7 +4,10 @@
 // same architecture), else the default schedule marked
 // SOURCE_DEFAULT_SCHEDULE, or NOT_FOUND when require_tuned is set. With
 // tune_on_miss, a miss also starts a tuning job through the daemon's
-// callback and the answer carries its id.
+// callback and the answer carries its id. A cuda target ("cuda
+// -arch=sm_90") is answered as `tunefarm compile` writes it: the cubin as
+// the binary, the header with its host launcher <name>_launch as the symbol
+// (kernel_header.h); NVRTC must be on the daemon's machine.
 //
 // Every handler first calls rpc::Authorize with Role::kClient: a caller
 // without credentials gets UNAUTHENTICATED and nothing else happens. Every

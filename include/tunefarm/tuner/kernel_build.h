@@ -8,7 +8,9 @@
 //   BuildKernel: an object from the target kind's code generator (codegen.h;
 //   LLVM for `llvm`, which lowers for code generation), optionally linked
 //   into a shared library against libtunefarm_runtime, plus a C header
-//   declaring the entry point.
+//   declaring the entry point; for `cuda`, the cubin NVRTC compiles for the
+//   target's arch (the default GPU program when the schedule has no
+//   instructions) plus a header with a host launcher (kernel_header.h).
 //
 // With no usable record the default (untuned) schedule is built, unless
 // require_tuned is set. Every failure says which stage it came from so that
@@ -32,6 +34,7 @@
 #include "tunefarm/compiler/target.h"
 #include "tunefarm/compiler/workload/workload.h"
 #include "tunefarm/database/tuning_log.h"
+#include "tunefarm/tuner/kernel_header.h"  // KernelHeaderText and the cuda launcher header
 
 namespace tunefarm::tuner {
 
@@ -65,9 +68,16 @@ Status NoRecordReplays(const std::vector<PassedOverRecord>& passed_over, const s
                        const std::string& workload_name);
 
 // The record target a kernel for `target` is looked up under: the given
-// fingerprint (canonicalized), or this host's (tuner::RecordTarget) if unset.
+// fingerprint (canonicalized), or if unset this host's (tuner::RecordTarget)
+// for llvm, and for cuda one of isa "cuda", the target's arch and
+// CudaKernelToolchain, which only a GPU of that architecture's records match
+// (same architecture: the exact part is not known where kernels are built).
 database::Target KernelRecordTarget(const Target& target,
                                     const std::optional<database::HardwareFingerprint>& fingerprint);
+
+// The toolchain named in cuda records' fingerprints, "nvrtc lowering-r<N>"
+// (the worker's CudaToolchain, which records are measured with).
+std::string CudaKernelToolchain();
 
 // The folder holding libtunefarm_runtime.so next to the running executable:
 // <prefix>/lib when installed, <build>/runtime in a build tree; "" if none.
@@ -75,11 +85,13 @@ std::string DefaultRuntimeLibraryDir();
 
 // What a build produced, and where its schedule came from.
 struct BuiltKernel {
-  std::string binary;       // ELF relocatable object, or the shared library when built shared
+  std::string binary;       // ELF relocatable object, or the shared library when built shared; cuda: the cubin
   bool shared = false;      // binary is a shared library
-  size_t object_size = 0;   // bytes of the relocatable object (before any link)
-  std::string header;       // C header declaring `symbol`
-  std::string symbol;       // entry point: int32_t symbol(inputs..., outputs...)
+  size_t object_size = 0;   // bytes of the relocatable object (before any link), or of the cubin
+  std::string header;       // C header declaring `symbol` (kernel_header.h)
+  // Entry point: int32_t symbol(inputs..., outputs...); cuda: the header's
+  // launcher, CUresult <name>_launch(stream, inputs..., outputs...[, workspace]).
+  std::string symbol;
   std::string workload_name;
   std::string workload_hash;
   std::string target;       // canonical target string the code was generated for
@@ -95,7 +107,8 @@ struct BuiltKernel {
   // The record's code generator when it is not the one this build is for
   // (CodegenToolchain, or the given fingerprint's): its time is of other code.
   std::string record_other_toolchain;
-  std::string schedule_description;  // "default (untuned)" or "tuned: record #..." (as in the header)
+  // "default (untuned)", "default GPU program (untuned): ..." or "tuned: record #..." (as in the header)
+  std::string schedule_description;
 
   bool tuned() const { return record_id != 0; }
 };
@@ -107,7 +120,7 @@ enum class KernelBuildStage {
   kSchedule,      // ChooseSchedule failed: the lookup, or no record's trace replays
   kRequireTuned,  // require_tuned and no usable record: NotFound
   kCodegen,       // code generation (InvalidArgument: no generator for the kind, or the target cannot be built)
-  kLink,          // shared library: non-host target (InvalidArgument) or the link failed
+  kLink,          // shared library: non-host target, cuda too (InvalidArgument, before codegen) or the link failed
 };
 
 struct KernelBuildOptions {
@@ -154,10 +167,5 @@ Result<BuiltKernel> BuildKernel(const Workload& workload, const Target& target, 
 Result<BuiltKernel> BuildKernelFromLog(const Workload& workload, const Target& target, database::TuningLog* log,
                                        const KernelBuildOptions& options,
                                        KernelBuildStage* failed_stage = nullptr);
-
-// The C header `tunefarm compile --header` writes for a built kernel of
-// `func` (exposed for tests; BuiltKernel::header already holds it).
-std::string KernelHeaderText(const Workload& workload, const ir::PrimFunc& func, const Target& target,
-                             const std::string& schedule_description, int64_t record_id);
 
 }  // namespace tunefarm::tuner
