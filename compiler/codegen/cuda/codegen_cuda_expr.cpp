@@ -8,10 +8,12 @@
 // and the divisor a positive constant, the tf_floordiv / tf_floormod helpers
 // otherwise.
 #include <limits>
+#include <utility>
 
 #include "codegen_cuda_internal.h"
 #include "tunefarm/compiler/ir/ir_printer.h"
 #include "tunefarm/compiler/ir/ir_visitor.h"
+#include "tunefarm/compiler/ir/linearize.h"
 
 namespace tunefarm::cuda::detail {
 
@@ -21,6 +23,59 @@ namespace {
 
 bool FitsInt32Range(const Interval& r) {
   return r.min >= std::numeric_limits<int32_t>::min() && r.max <= std::numeric_limits<int32_t>::max();
+}
+
+// e as x / d with x no division: Div(Div(x, a), b) is x / (a * b) (floor
+// division by positive constants composes).
+std::pair<Expr, int64_t> DivChain(const Expr& e) {
+  const auto* div = e.as<Div>();
+  const int64_t* c = div ? AsConstInt(div->b) : nullptr;
+  if (!c || *c <= 0) return {e, 1};
+  auto [x, d] = DivChain(div->a);
+  int64_t total = 0;
+  if (__builtin_mul_overflow(d, *c, &total)) return {e, 1};
+  return {x, total};
+}
+
+// Sums that split an index into a quotient and a remainder and put it back
+// together -- (x / c) * c + x % c, which a row-major flattening of [x / c,
+// x % c] is -- are x again: floor division and modulo make it exact for
+// every x. Applied term by term to the linear form, repeatedly, so
+// (x / 3136) * 3136 + ((x / 56) % 56) * 56 + x % 56 is x.
+Expr RecombineDivMod(const Expr& e) {
+  std::vector<std::pair<Expr, int64_t>> terms;
+  if (!Linearize(e, 1, [&](const Expr& term, int64_t scale) {
+        terms.emplace_back(term, scale);
+        return true;
+      })) {
+    return e;
+  }
+  bool changed = false;
+  for (bool again = true; again;) {
+    again = false;
+    for (size_t i = 0; i < terms.size() && !again; ++i) {
+      const auto* mod = terms[i].first.as<Mod>();
+      const int64_t* c = mod ? AsConstInt(mod->b) : nullptr;
+      if (!c || *c <= 0) continue;
+      auto [x, d] = DivChain(mod->a);
+      int64_t quotient_scale = 0, divisor = 0;
+      if (__builtin_mul_overflow(terms[i].second, *c, &quotient_scale) || __builtin_mul_overflow(d, *c, &divisor)) continue;
+      for (size_t j = 0; j < terms.size(); ++j) {
+        if (j == i || terms[j].second != quotient_scale || !terms[j].first.as<Div>()) continue;
+        auto [y, dy] = DivChain(terms[j].first);
+        if (dy != divisor || !ExprEqual(x, y)) continue;
+        // x % c * s + (x / c) * c * s = x * s, with x = mod->a.
+        terms[i].first = mod->a;
+        terms.erase(terms.begin() + std::ptrdiff_t(j));
+        again = changed = true;
+        break;
+      }
+    }
+  }
+  if (!changed) return e;
+  Expr sum = IntImm::Make(e.dtype(), 0);
+  for (const auto& [term, scale] : terms) sum = Add::Make(sum, Mul::Make(term, IntImm::Make(e.dtype(), scale)));
+  return sum;
 }
 
 }  // namespace
@@ -37,7 +92,15 @@ Expr CudaKernelEmitter::FlatIndex(const Buffer& buffer, const std::vector<Expr>&
     flat = d == 0 ? indices[d] : Add::Make(Mul::Make(flat, IntImm::Make(DataType::Index(), buffer->shape[d])), indices[d]);
   }
   if (!flat.defined()) return IntImm::Make(DataType::Index(), 0);
-  return Simplify(flat, ranges_);
+  flat = Simplify(flat, ranges_);
+  // Each recombination may expose the next (the quotient it rebuilt is
+  // another division's remainder): a few rounds reach every level.
+  for (int round = 0; round < 4; ++round) {
+    Expr next = RecombineDivMod(flat);
+    if (next.same_as(flat)) break;
+    flat = Simplify(next, ranges_);
+  }
+  return flat;
 }
 
 bool CudaKernelEmitter::FitsInt32(const Expr& e) const {
