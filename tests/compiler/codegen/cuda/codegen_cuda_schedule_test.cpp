@@ -62,6 +62,9 @@ TEST(CodegenCudaScheduleTest, ElementwiseWithAGuardedLastBlock) {
   EXPECT_NE(src.find("blockIdx.x"), std::string::npos) << src;
   EXPECT_NE(src.find("threadIdx.x"), std::string::npos) << src;
   EXPECT_NE(src.find("< 561"), std::string::npos) << src;  // the split's guard
+  // B[i, j] with i = f / 33, j = f % 33 of the fused f is B's element f.
+  EXPECT_EQ(src.find("/ 33"), std::string::npos) << src;
+  EXPECT_EQ(src.find("% 33"), std::string::npos) << src;
   EXPECT_NE(src.find("expf("), std::string::npos) << src;
   EXPECT_EQ(src.find("__syncthreads"), std::string::npos) << src;  // nothing shared
   TF_SKIP_WITHOUT_NVRTC();
