@@ -23,7 +23,7 @@ namespace {
 namespace fs = std::filesystem;
 
 TEST(SketchRegistryTest, TheCpuRulesServeLlvm) {
-  EXPECT_EQ(SketchRegistry::BuiltIn().Kinds(), std::vector<std::string>{"llvm"});
+  EXPECT_EQ(SketchRegistry::BuiltIn().Kinds(), (std::vector<std::string>{"cuda", "llvm"}));
   auto policy = MakeSketchPolicy(Target::Host(), std::string(TUNEFARM_SOURCE_DIR) + "/configs");
   ASSERT_TRUE(policy.ok()) << policy.status().ToString();
   // The registry's policy is the shipped cpu.toml's rules: the same programs.
