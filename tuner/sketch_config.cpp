@@ -1,8 +1,8 @@
-// The CPU rule set: its knobs' file (TOML, read with toml++) and its entry
+// The CPU rule set: its knobs' file (TOML, sketch_knobs.h) and its entry
 // in the table of rule sets per target kind (sketch_registry.h).
-#include <toml++/toml.h>
-
 #include <set>
+
+#include "sketch_knobs.h"
 
 #include "tunefarm/compiler/schedule/trace_instructions.h"
 #include "tunefarm/tuner/sketch.h"
@@ -11,15 +11,6 @@
 namespace tunefarm::tuner {
 
 Result<CpuSketchConfig> LoadCpuSketchConfig(const std::string& path) {
-  toml::table table;
-  try {
-    table = toml::parse_file(path);
-  } catch (const toml::parse_error& e) {
-    const auto& where = e.source().begin;
-    return Status::InvalidArgument(path + ":" + std::to_string(where.line) + ":" + std::to_string(where.column) + ": " +
-                                   std::string(e.description()));
-  }
-  CpuSketchConfig c;
   static const std::set<std::string> kKeys = {"spatial_levels", "reduce_levels", "max_vector_lanes", "max_inner_tile",
                                               "max_reduce_inner_tile", "unroll_steps", "cache_write", "inline_elementwise",
                                               "vector_lanes", "max_vector_register_tile",
@@ -28,30 +19,11 @@ Result<CpuSketchConfig> LoadCpuSketchConfig(const std::string& path) {
                                               "guarded_unroll_min_step",
                                               "stride_classes_outer", "pad_vector_axis", "pad_axis_max_growth",
                                               "stride_phases", "register_tile_floor"};
-  for (const auto& [key, value] : table) {
-    if (!kKeys.count(std::string(key.str()))) {
-      return Status::InvalidArgument(path + ": unknown key '" + std::string(key.str()) + "'");
-    }
-  }
-  auto get_int = [&](const char* key, int64_t lo, int64_t hi, int64_t* out) -> Status {
-    const toml::node* n = table.get(key);
-    if (!n) return Status::OK();
-    auto v = n->value_exact<int64_t>();  // exact: 4.0 or true is not an integer
-    if (!v || *v < lo || *v > hi) {
-      return Status::InvalidArgument(path + ": '" + key + "' must be an integer in [" + std::to_string(lo) + ", " +
-                                     std::to_string(hi) + "]");
-    }
-    *out = *v;
-    return Status::OK();
-  };
-  auto get_bool = [&](const char* key, bool* out) -> Status {
-    const toml::node* n = table.get(key);
-    if (!n) return Status::OK();
-    auto v = n->value_exact<bool>();  // exact: 1 is not true
-    if (!v) return Status::InvalidArgument(path + ": '" + key + "' must be true or false");
-    *out = *v;
-    return Status::OK();
-  };
+  TF_ASSIGN_OR_RETURN(KnobsFile file, KnobsFile::Read(path, kKeys));
+  const toml::table& table = file.table();
+  CpuSketchConfig c;
+  auto get_int = [&](const char* key, int64_t lo, int64_t hi, int64_t* out) { return file.GetInt(key, lo, hi, out); };
+  auto get_bool = [&](const char* key, bool* out) { return file.GetBool(key, out); };
   int64_t spatial = c.spatial_levels, reduce = c.reduce_levels;
   TF_RETURN_IF_ERROR(get_int("spatial_levels", 2, 6, &spatial));
   TF_RETURN_IF_ERROR(get_int("reduce_levels", 1, 4, &reduce));

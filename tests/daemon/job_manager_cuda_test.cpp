@@ -3,87 +3,28 @@
 // drawn by the GPU sketch rules, recorded under the cuda target with the
 // worker's fingerprint; and, while no worker serves the key, said at once.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <chrono>
-#include <condition_variable>
-#include <filesystem>
-#include <mutex>
-#include <thread>
-#include <vector>
+#include <string>
 
-#include "tunefarm/daemon/fleet_dispatcher.h"
-#include "tunefarm/daemon/job_manager.h"
-#include "tunefarm/database/database.h"
-#include "tunefarm/worker/test_device.h"
+#include "job_manager_test_util.h"
 
 namespace tunefarm::daemon {
 namespace {
 
-namespace fs = std::filesystem;
-
-// A GPU worker living in this process: answers with the test device's
-// synthetic times and remembers the traces it was sent.
-class FakeGpuWorker {
- public:
-  explicit FakeGpuWorker(FleetDispatcher* fleet) : fleet_(fleet) {
-    WorkerInfo info;
-    info.device_key = "cuda-sm_90";
-    info.device = "cuda:0";
-    info.hostname = "gpu-3";
-    info.max_in_flight = 8;
-    info.fingerprint.isa = "cuda";
-    info.fingerprint.arch = "sm_90";
-    info.fingerprint.cores = 132;
-    info.fingerprint.toolchain = "nvrtc lowering-r1";
-    info.host_target = "cuda -arch=sm_90";
-    id_ = fleet_->AddWorker(info, [this](Dispatch d) {
-      std::lock_guard<std::mutex> lock(mu_);
-      inbox_.push_back(std::move(d));
-      cv_.notify_one();
-    });
-    thread_ = std::thread([this] { Loop(); });
-  }
-  ~FakeGpuWorker() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
-    }
-    cv_.notify_one();
-    thread_.join();
-    fleet_->RemoveWorker(id_, "test over");
-  }
-  std::vector<std::string> traces() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return traces_;
-  }
-
- private:
-  void Loop() {
-    TestDeviceMeasurer device;
-    while (true) {
-      Dispatch d;
-      {
-        std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [&] { return stop_ || !inbox_.empty(); });
-        if (stop_) return;
-        d = std::move(inbox_.front());
-        inbox_.erase(inbox_.begin());
-        for (const MeasureInput& in : d.inputs) traces_.push_back(in.trace_text);
-      }
-      fleet_->OnResults(id_, device.Measure(d.inputs, d.options));
-    }
-  }
-
-  FleetDispatcher* fleet_;
-  std::string id_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<Dispatch> inbox_;
-  std::vector<std::string> traces_;
-  bool stop_ = false;
-  std::thread thread_;
-};
+// A GPU's worker: key cuda-sm_90, its fingerprint a GPU's.
+WorkerInfo GpuWorkerInfo() {
+  WorkerInfo info;
+  info.device_key = "cuda-sm_90";
+  info.device = "cuda:0";
+  info.hostname = "gpu-3";
+  info.max_in_flight = 8;
+  info.fingerprint.isa = "cuda";
+  info.fingerprint.arch = "sm_90";
+  info.fingerprint.cores = 132;
+  info.fingerprint.toolchain = "nvrtc lowering-r1";
+  info.host_target = "cuda -arch=sm_90";
+  return info;
+}
 
 JobSpec GpuJob(int trials) {
   JobSpec spec;
@@ -96,27 +37,9 @@ JobSpec GpuJob(int trials) {
   return spec;
 }
 
-class CudaJobTest : public ::testing::Test {
+class CudaJobTest : public testing::JobLogTest {
  protected:
-  void SetUp() override {
-    path_ = fs::temp_directory_path() / ("tunefarm_cuda_jobs_" + std::to_string(::getpid()) + ".db");
-    fs::remove(path_);
-    db_ = std::move(database::Database::Open(path_.string())).value();
-  }
-  void TearDown() override {
-    db_.reset();
-    for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path_.string() + suffix);
-  }
-  JobView WaitEnded(JobManager& jobs, const std::string& id) {
-    JobView v;
-    for (int i = 0; i < 600; ++i) {
-      v = *jobs.WaitForChange(id, v.version, 0.1);
-      if (v.finished()) break;
-    }
-    return v;
-  }
-  fs::path path_;
-  std::unique_ptr<database::Database> db_;
+  CudaJobTest() : JobLogTest("tunefarm_cuda_jobs_") {}
 };
 
 TEST_F(CudaJobTest, AGpuJobWithoutAGpuWorkerSaysSoAtOnce) {
@@ -134,7 +57,7 @@ TEST_F(CudaJobTest, AGpuJobWithoutAGpuWorkerSaysSoAtOnce) {
 
 TEST_F(CudaJobTest, AGpuJobIsTunedWithGpuProgramsAndRecordedUnderTheCudaTarget) {
   FleetDispatcher fleet;
-  FakeGpuWorker gpu(&fleet);
+  testing::FakeWorker gpu(&fleet, GpuWorkerInfo());
   JobManager jobs(db_.get(), &fleet, {});
   ASSERT_TRUE(jobs.Submit(GpuJob(24), "gpu").ok());
   JobView done = WaitEnded(jobs, "gpu");

@@ -13,61 +13,15 @@
 
 #include "tunefarm/compiler/schedule/trace.h"
 #include "tunefarm/database/database.h"
+#include "job_manager_test_util.h"
 #include "tunefarm/worker/test_device.h"
 
 namespace tunefarm::daemon {
 namespace {
 
+using testing::FakeWorker;
+
 namespace fs = std::filesystem;
-
-// A worker living in this process: answers whatever it is sent with the
-// test device's synthetic times, on its own thread.
-class FakeWorker {
- public:
-  FakeWorker(FleetDispatcher* fleet, WorkerInfo info, int delay_ms = 0) : fleet_(fleet), delay_ms_(delay_ms) {
-    id_ = fleet_->AddWorker(info, [this](Dispatch d) {
-      std::lock_guard<std::mutex> lock(mu_);
-      inbox_.push_back(std::move(d));
-      cv_.notify_one();
-    });
-    thread_ = std::thread([this] { Loop(); });
-  }
-  ~FakeWorker() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
-    }
-    cv_.notify_one();
-    thread_.join();
-    fleet_->RemoveWorker(id_, "test over");
-  }
-
- private:
-  void Loop() {
-    TestDeviceMeasurer device;
-    while (true) {
-      Dispatch d;
-      {
-        std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [&] { return stop_ || !inbox_.empty(); });
-        if (stop_) return;
-        d = std::move(inbox_.front());
-        inbox_.erase(inbox_.begin());
-      }
-      if (delay_ms_) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms_));
-      fleet_->OnResults(id_, device.Measure(d.inputs, d.options));
-    }
-  }
-
-  FleetDispatcher* fleet_;
-  int delay_ms_;
-  std::string id_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<Dispatch> inbox_;
-  bool stop_ = false;
-  std::thread thread_;
-};
 
 WorkerInfo ArmBoard() {
   WorkerInfo info;
@@ -94,27 +48,9 @@ JobSpec SmallJob(const std::string& key, int trials) {
   return spec;
 }
 
-class JobManagerTest : public ::testing::Test {
+class JobManagerTest : public testing::JobLogTest {
  protected:
-  void SetUp() override {
-    path_ = fs::temp_directory_path() / ("tunefarm_jobs_" + std::to_string(::getpid()) + ".db");
-    fs::remove(path_);
-    db_ = std::move(database::Database::Open(path_.string())).value();
-  }
-  void TearDown() override {
-    db_.reset();
-    for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path_.string() + suffix);
-  }
-  JobView WaitEnded(JobManager& jobs, const std::string& id) {
-    JobView v;
-    for (int i = 0; i < 600; ++i) {
-      v = *jobs.WaitForChange(id, v.version, 0.1);
-      if (v.finished()) break;
-    }
-    return v;
-  }
-  fs::path path_;
-  std::unique_ptr<database::Database> db_;
+  JobManagerTest() : JobLogTest("tunefarm_jobs_") {}
 };
 
 TEST_F(JobManagerTest, JobForPlainLlvmTunesForItsWorkersCpuAndRecordsTheirFingerprint) {
