@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   app.footer(
       "\nExamples:\n"
       "  tunefarm tune configs/workloads/gmm_512.tf --trials 200   tune, logging to tunefarm.db\n"
+      "  tunefarm import resnet50.onnx                         an ONNX model's tuning tasks\n"
       "  tunefarm run configs/workloads/gmm_1024.tf            compile, check and time a workload\n"
       "  tunefarm run configs/workloads/gmm_1024.tf --threads 1\n"
       "  tunefarm show configs/workloads/softmax.tf --lowered  print the loop IR\n"
@@ -41,6 +42,7 @@ int main(int argc, char** argv) {
   tunefarm::cli::AddJobsCommand(app, &exit_code);
   tunefarm::cli::AddFleetCommand(app, &exit_code);
   tunefarm::cli::AddWorkerCommand(app, &exit_code);
+  tunefarm::cli::AddImportCommand(app, &exit_code);
 #ifdef TUNEFARM_CLI_HAS_DB
   tunefarm::cli::AddDbCommand(app, &exit_code);
 #endif

@@ -17,6 +17,10 @@ find_package(fmt REQUIRED)
 find_package(spdlog REQUIRED)
 find_package(CLI11 CONFIG REQUIRED)
 find_package(nlohmann_json REQUIRED)
+# ONNX 1.12 (libonnx-dev) for model import; its targets name protobuf::libprotobuf,
+# which FindProtobuf defines.
+find_package(Protobuf REQUIRED)
+find_package(ONNX 1.12 REQUIRED CONFIG)
 
 # CUDA toolkit: optional; later backends use NVRTC when it is present.
 if(EXISTS /usr/local/cuda/include/nvrtc.h)
