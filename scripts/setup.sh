@@ -5,7 +5,7 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config python3
-  python3-onnx python3-numpy
+  libonnx-dev python3-onnx python3-numpy
   llvm-16-dev libllvm16 clang-14 libclang-rt-14-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libsqlite3-dev sqlite3 openssl
