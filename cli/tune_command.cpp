@@ -14,6 +14,7 @@
 #include "kernel_runner.h"
 #include "tunefarm/compiler/workload/workload_parser.h"
 #include "tunefarm/costmodel/cost_model.h"
+#include "tunefarm/frontend/model.h"
 #include "tunefarm/database/database.h"
 #include "tunefarm/tuner/tuning_curve.h"
 #include "tunefarm/tuner/tuning_loop.h"
@@ -94,6 +95,24 @@ void PrintMachineSpeed(const tuner::MachineSpeed::Summary& s) {
              s.slow_batches, s.batches, s.slow_results, tuner::MachineSpeed::kSlowSpeed * 100, s.slowest * 100);
 }
 
+// The model's estimated latency, sum of calls x time over its tasks: the best
+// time where a task has one, else its default's; "(k of n tasks timed)" while
+// some have neither.
+std::string ModelLatency(const std::vector<tuner::TaskStatus>& tasks, const std::vector<double>& weights) {
+  double best = 0, before = 0;
+  size_t timed = 0;
+  for (size_t i = 0; i < tasks.size() && i < weights.size(); ++i) {
+    double t = tasks[i].best_seconds > 0 ? tasks[i].best_seconds : tasks[i].default_seconds;
+    if (t <= 0) continue;
+    ++timed;
+    best += weights[i] * t;
+    before += weights[i] * (tasks[i].default_seconds > 0 ? tasks[i].default_seconds : t);
+  }
+  std::string s = fmt::format("model {:.3f} ms (default {:.3f} ms)", best * 1e3, before * 1e3);
+  if (timed < tasks.size()) s += fmt::format(" ({} of {} tasks timed)", timed, tasks.size());
+  return s;
+}
+
 int Tune(const TuneOptionsCli& o) {
   auto overrides = ParseOverrides(o.overrides);
   if (!overrides.ok()) {
@@ -101,7 +120,31 @@ int Tune(const TuneOptionsCli& o) {
     return kExitUserError;
   }
   std::vector<tuner::TuneTask> tasks;
+  std::vector<double> weights;  // per task: how often its model runs it (1 for a workload file)
+  bool has_model = false;
   for (const std::string& path : o.workloads) {
+    if (frontend::IsModelPath(path)) {
+      // A model's tasks, each weighted by its calls: the task scheduler
+      // spends trials where the model spends its time.
+      auto model = frontend::ImportOnnx(path, {*overrides});
+      if (!model.ok()) {
+        fmt::print(stderr, "error: {}\n", model.status().message());
+        return model.status().code() == StatusCode::kInternal ? kExitInternalError : kExitUserError;
+      }
+      fmt::print(stderr, "model {}: {} tasks for its {} calls (`tunefarm import {}` lists them)\n", path,
+                 model->tasks.size(), model->CallCount(), path);
+      for (frontend::ModelTask& t : model->tasks) {
+        auto task = tuner::MakeTuneTask(t.workload, double(t.calls.size()));
+        if (!task.ok()) {
+          fmt::print(stderr, "error: {}: task {}: {}\n", path, t.workload.name, task.status().message());
+          return kExitInternalError;
+        }
+        tasks.push_back(std::move(task).value());
+        weights.push_back(double(t.calls.size()));
+      }
+      has_model = true;
+      continue;
+    }
     ParseOptions po;
     po.param_overrides = *overrides;
     auto w = ParseWorkloadFile(path, po);
@@ -115,6 +158,7 @@ int Tune(const TuneOptionsCli& o) {
       return kExitUserError;
     }
     tasks.push_back(std::move(task).value());
+    weights.push_back(1);
   }
   auto target = ParseTargetField("--target", o.target);
   if (!target.ok()) {
@@ -204,6 +248,7 @@ int Tune(const TuneOptionsCli& o) {
     std::string line = fmt::format("[{:>4}/{}] {:<18} best {:8.2f} GFLOP/s ({})  errors {:<3} elapsed {}  ETA {}",
                                    p.trials_done, p.trials_total, t.name, best, vs_default, t.errors, Clock(p.elapsed_s),
                                    Clock(p.eta_s));
+    if (has_model) line += "  " + ModelLatency(*p.tasks, weights);
     if (p.resumed_trials > 0) line += fmt::format("  ({} resumed)", p.resumed_trials);
     if (p.final_round) line += "  final round";
     // A slow stretch shows while it lasts: the kernels of this batch look
@@ -222,13 +267,15 @@ int Tune(const TuneOptionsCli& o) {
   if (tty) fmt::print(stderr, "\n");
 
   std::vector<tuner::CurveSeries> series;
-  fmt::print("\n{:<20} {:>7} {:>7} {:>14} {:>14} {:>9}  {}\n", "workload", "trials", "errors", "default GFLOP/s",
-             "best GFLOP/s", "speed-up", "best record");
+  size_t name_width = 20;
+  for (const tuner::TaskStatus& t : loop.status()) name_width = std::max(name_width, t.name.size());
+  fmt::print("\n{:<{}} {:>7} {:>7} {:>14} {:>14} {:>9}  {}\n", "workload", name_width, "trials", "errors",
+             "default GFLOP/s", "best GFLOP/s", "speed-up", "best record");
   for (const tuner::TaskStatus& t : loop.status()) {
     double best = t.best_seconds > 0 ? t.flops / t.best_seconds / 1e9 : 0;
     double base = t.default_seconds > 0 ? t.flops / t.default_seconds / 1e9 : 0;
-    fmt::print("{:<20} {:>7} {:>7} {:>14.2f} {:>14.2f} {:>8.1f}x  #{}\n", t.name, t.trials, t.errors, base, best,
-               base > 0 ? best / base : 0.0, t.best_record_id);
+    fmt::print("{:<{}} {:>7} {:>7} {:>14.2f} {:>14.2f} {:>8.1f}x  #{}\n", t.name, name_width, t.trials, t.errors, base,
+               best, base > 0 ? best / base : 0.0, t.best_record_id);
     series.push_back({t.name, t.curve, base, loop.machine_speed().SlowTrials(int(series.size()))});
   }
   for (const tuner::TaskStatus& t : loop.status()) {
@@ -266,6 +313,7 @@ int Tune(const TuneOptionsCli& o) {
                  t.name, t.unaligned_seeds);
     }
   }
+  if (has_model) fmt::print("estimated {}\n", ModelLatency(loop.status(), weights));
   PrintMachineSpeed(loop.machine_speed().Summarize());
   if (loop.transfer_records() > 0) {
     fmt::print("cost model warm-started from {} records of {} other workload(s) in the log\n", loop.transfer_records(),
@@ -303,10 +351,14 @@ void AddTuneCommand(CLI::App& app, int* exit_code) {
       "the reference, and appends every measurement to the tuning log (--db). Rerunning with the\n"
       "same log resumes: earlier trials count toward --trials and are never measured again.\n"
       "Ctrl-C stops after the batch in flight, keeping everything measured.\n\n"
+      "An ONNX model (.onnx) is tuned as its tasks (`tunefarm import` lists them), each weighted by\n"
+      "how often the model calls it, so trials go where the model spends its time; progress shows\n"
+      "the model's estimated latency (sum of calls x best time). --set gives symbolic dimensions values.\n\n"
       "Example:\n"
       "  tunefarm tune configs/workloads/gmm_512.tf --trials 200 --db tunefarm.db\n"
-      "  tunefarm compile configs/workloads/gmm_512.tf --db tunefarm.db -o gmm.o");
-  cmd->add_option("workloads", o->workloads, "Workload files (.tf); several form one job")->required()->check(CLI::ExistingFile);
+      "  tunefarm compile configs/workloads/gmm_512.tf --db tunefarm.db -o gmm.o\n"
+      "  tunefarm tune resnet50.onnx --trials 2000 --db resnet50.db");
+  cmd->add_option("workloads", o->workloads, "Workload files (.tf) or ONNX models (.onnx); several form one job")->required()->check(CLI::ExistingFile);
   cmd->add_option("--target", o->target, "Target (must run here)")->capture_default_str();
   cmd->add_option("--trials", o->trials, "Total measurement budget of the job")->capture_default_str()->check(CLI::Range(1, 1000000));
   cmd->add_option("--db", o->db, "Tuning log (SQLite), created if missing")->capture_default_str();
@@ -338,7 +390,7 @@ void AddTuneCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--repeat", o->repeat, "Timed repeat groups per candidate")->capture_default_str()->check(CLI::Range(1, 100));
   cmd->add_option("--min-repeat-ms", o->min_repeat_ms, "Minimum duration of one repeat group")->capture_default_str();
   cmd->add_option("--configs", o->config_dir, "Folder with sketch/cpu.toml (default: ./configs or the installed one)");
-  cmd->add_option("--set", o->overrides, "Override a shape parameter, e.g. --set M=256");
+  cmd->add_option("--set", o->overrides, "Override a workload's shape parameter (--set M=256) or give a model's symbolic dimension a value (--set batch=1)");
   cmd->add_option("--warm-start", o->warm_start,
                   "Records of other workloads in the log (same target) the cost model learns from first; "
                   "dropped once a model of the job's own records ranks its measured batches at least as well; 0: off")

@@ -171,12 +171,17 @@ Result<AnchorResult> BuildPool(TaskContext& ctx, const GraphNode& n) {
   ir::Var r = ctx.Axis("r"), s = ctx.Axis("s");
   Expr ih = global ? Expr(r) : WindowIndex(oh, win.sh, r, 1, win.pt);
   Expr iw = global ? Expr(s) : WindowIndex(ow, win.sw, s, 1, win.pl);
-  Expr pad_value = is_max ? ir::MinValue(ir::DataType::Float(32)) : ir::FloatImm::Make(ir::DataType::Float(32), 0);
+  // Max pooling reads a padded tap at the nearest input row and column, which
+  // lies in the same window: the maximum is exact without an infinity (which
+  // the workload text cannot carry to a worker).
+  auto clamp = [](Expr i, int64_t size) { return ir::Max::Make(ir::Min::Make(i, Expr(size - 1)), Expr(int64_t{0})); };
   std::vector<int64_t> shape = {win.n, win.c, global ? 1 : win.oh(), global ? 1 : win.ow()};
   bool plain = is_max;
   ir::Buffer acc = ctx.builder().Compute(ctx.ResultName(plain), shape, {nn, c, oh, ow},
                                          is_max ? ReduceKind::kMax : ReduceKind::kSum, {r, s}, {win.r, win.s},
-                                         WindowLoad(x, win, nn, c, ih, iw, pad_value));
+                                         is_max && win.padded()
+                                             ? ir::Load::Make(x, {nn, c, clamp(ih, win.h), clamp(iw, win.w)})
+                                             : WindowLoad(x, win, nn, c, ih, iw, ir::FloatImm::Make(ir::DataType::Float(32), 0)));
   AnchorResult res;
   res.shape = shape;
   res.value = LoadOf(acc);
