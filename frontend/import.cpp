@@ -73,6 +73,13 @@ Result<Model> ImportOnnx(const std::string& path, const ImportOptions& options) 
   model.inputs = graph->inputs();
   model.outputs = graph->outputs();
   TF_RETURN_IF_ERROR(CollectTensors(*graph, &model));
+  if (options.read_weights) {
+    for (const auto& [name, t] : model.tensors) {
+      if (t.kind != ModelTensor::Kind::kWeight || t.storage != name) continue;
+      TF_ASSIGN_OR_RETURN(std::vector<double> values, graph->ConstantValues(name));
+      model.weights[name].assign(values.begin(), values.end());
+    }
+  }
 
   std::map<uint64_t, std::vector<size_t>> by_hash;
   for (const NodeGroup& group : PartitionGraph(*graph)) {

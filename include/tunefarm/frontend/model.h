@@ -67,6 +67,10 @@ struct Model {
   // calls that produce its inputs.
   std::vector<std::pair<size_t, size_t>> order;
 
+  // With ImportOptions::read_weights: the elements of every constant tensor
+  // that is its own storage (views of weights read them here), as f32.
+  std::map<std::string, std::vector<float>> weights;
+
   int CallCount() const { return int(order.size()); }
   const ModelTensor* Tensor(const std::string& name) const;
 };
@@ -74,6 +78,8 @@ struct Model {
 struct ImportOptions {
   // Values of symbolic dimensions of the graph inputs (dim_param), e.g. {"batch", 1}.
   std::map<std::string, int64_t> dim_values;
+  // Read the weights' values too (to run the model, not to tune it).
+  bool read_weights = false;
 };
 
 // Reads and imports an ONNX file. A model tunefarm cannot take (not ONNX,
