@@ -1,4 +1,5 @@
-// The code generator registry (codegen.h). The built-in generators are
+// The code generator registry (codegen.h), and what a generator does not
+// override (CodeGenerator::EmitCombinedObject). The built-in generators are
 // registered when the registry is first used, not by static initializers: a
 // static library leaves out object files nothing refers to, and their
 // registrations with them.
@@ -66,6 +67,14 @@ Status RegisterCodeGenerator(std::unique_ptr<CodeGenerator> generator) {
   }
   registry.by_kind.emplace(std::move(kind), std::move(generator));
   return Status::OK();
+}
+
+Result<std::string> CodeGenerator::EmitCombinedObject(const std::vector<ir::PrimFunc>&,
+                                                      const std::vector<SequenceEntry>&, const Target& t,
+                                                      const CodegenOptions&) const {
+  return Status::Unimplemented("the code generator for target kind '" + std::string(kind()) + "' (" + t.ToString() +
+                               ") builds one kernel per object; several kernels in one object are built for llvm "
+                               "targets");
 }
 
 std::vector<std::string> RegisteredCodeGeneratorKinds() {

@@ -1,5 +1,5 @@
 // Target machines, the optimisation pipeline, and the text/object outputs:
-// EmitObject, EmitAssembly, EmitLLVMIR. JitCompile (codegen_llvm_jit.cpp)
+// EmitObject, EmitCombinedObject, EmitAssembly, EmitLLVMIR. JitCompile (codegen_llvm_jit.cpp)
 // reuses LowerAndGenerate and EmitMachineCode so that JIT-ed and AOT code are
 // the same machine code.
 #include <llvm/ADT/SmallVector.h>
@@ -12,6 +12,7 @@
 #include <llvm/Target/TargetOptions.h>
 
 #include <mutex>
+#include <set>
 
 #include "codegen_llvm_internal.h"
 #include "tunefarm/compiler/lower/lower.h"
@@ -83,30 +84,68 @@ void Optimize(llvm::Module& module, llvm::TargetMachine& tm, int opt_level) {
 
 Result<CompiledModule> LowerAndGenerate(const ir::PrimFunc& f, const Target& t, const CodegenOptions& options) {
   if (f.name.empty()) return Status::InvalidArgument("codegen: PrimFunc has no name");
-  // The whole function, then the prepack split's two entries when there is one.
-  std::vector<ir::PrimFunc> funcs;
-  std::optional<PrepackSplit> split = SplitPrepack(f);
-  if (!split || options.whole_entry) funcs.push_back(f);
-  if (split) {
-    funcs.push_back(split->prepack);
-    funcs.push_back(split->prepacked);
+  return LowerAndGenerateAll({f}, {}, f.name, t, options);
+}
+
+Result<CompiledModule> LowerAndGenerateAll(const std::vector<ir::PrimFunc>& funcs,
+                                           const std::vector<SequenceEntry>& sequences,
+                                           const std::string& module_name, const Target& t,
+                                           const CodegenOptions& options) {
+  // Per PrimFunc: the whole function, then the prepack split's two entries
+  // when there is one. Every entry and its _packed twin is an external
+  // symbol; a name taken twice would make LLVM rename one of them quietly.
+  std::vector<ir::PrimFunc> generated;
+  std::set<std::string> entries;
+  auto claim = [&entries](const std::string& name) -> Status {
+    if (!entries.insert(name).second) {
+      return Status::InvalidArgument("codegen: two entries of one object are named '" + name + "'");
+    }
+    return Status::OK();
+  };
+  for (const ir::PrimFunc& f : funcs) {
+    if (f.name.empty()) return Status::InvalidArgument("codegen: PrimFunc has no name");
+    std::optional<PrepackSplit> split = SplitPrepack(f);
+    if (!split || options.whole_entry) generated.push_back(f);
+    if (split) {
+      generated.push_back(split->prepack);
+      generated.push_back(split->prepacked);
+    }
   }
+  for (const ir::PrimFunc& one : generated) {
+    TF_RETURN_IF_ERROR(claim(one.name));
+    TF_RETURN_IF_ERROR(claim(one.name + "_packed"));
+  }
+  for (const SequenceEntry& sequence : sequences) TF_RETURN_IF_ERROR(claim(sequence.name));
   CompiledModule m;
   TF_ASSIGN_OR_RETURN(m.machine, CreateTargetMachine(t, options.opt_level));
   m.context = std::make_unique<llvm::LLVMContext>();
-  m.module = std::make_unique<llvm::Module>(f.name, *m.context);
+  m.module = std::make_unique<llvm::Module>(module_name, *m.context);
   m.module->setTargetTriple(t.triple);
   m.module->setDataLayout(m.machine->createDataLayout());
-  m.entry_name = f.name;
-  for (const ir::PrimFunc& one : funcs) {
+  m.entry_name = module_name;
+  for (const ir::PrimFunc& one : generated) {
     TF_ASSIGN_OR_RETURN(ir::PrimFunc lowered, LowerForCodegen(one));
     CodeGenLLVM codegen(*m.context, *m.module, t, options);
     TF_RETURN_IF_ERROR(codegen.Generate(lowered));
   }
+  // Internal helpers (outlined parallel bodies) are named after their
+  // function; one of them holding an entry's name would have pushed the entry
+  // aside.
+  for (const ir::PrimFunc& one : generated) {
+    for (const std::string& name : {one.name, one.name + "_packed"}) {
+      llvm::Function* fn = m.module->getFunction(name);
+      if (fn == nullptr || fn->hasLocalLinkage()) {
+        return Status::Internal("codegen: entry '" + name + "' of '" + module_name + "' lost its name to a helper");
+      }
+    }
+  }
+  for (const SequenceEntry& sequence : sequences) {
+    TF_RETURN_IF_ERROR(GenerateSequence(*m.module, sequence, entries, t));
+  }
   std::string problems;
   llvm::raw_string_ostream os(problems);
   if (llvm::verifyModule(*m.module, &os)) {
-    return Status::Internal("codegen produced invalid LLVM IR for '" + f.name + "': " + os.str());
+    return Status::Internal("codegen produced invalid LLVM IR for '" + module_name + "': " + os.str());
   }
   Optimize(*m.module, *m.machine, options.opt_level);
   return m;
@@ -127,6 +166,15 @@ Result<std::string> EmitMachineCode(CompiledModule& m, llvm::CodeGenFileType typ
 
 Result<std::string> EmitObject(const ir::PrimFunc& f, const Target& t, const CodegenOptions& options) {
   TF_ASSIGN_OR_RETURN(codegen::CompiledModule m, codegen::LowerAndGenerate(f, t, options));
+  return codegen::EmitMachineCode(m, llvm::CGFT_ObjectFile);
+}
+
+Result<std::string> EmitCombinedObject(const std::vector<ir::PrimFunc>& funcs,
+                                       const std::vector<SequenceEntry>& sequences, const Target& t,
+                                       const CodegenOptions& options) {
+  if (funcs.empty()) return Status::InvalidArgument("codegen: a combined object needs at least one PrimFunc");
+  const std::string module_name = sequences.empty() ? funcs.front().name : sequences.front().name;
+  TF_ASSIGN_OR_RETURN(codegen::CompiledModule m, codegen::LowerAndGenerateAll(funcs, sequences, module_name, t, options));
   return codegen::EmitMachineCode(m, llvm::CGFT_ObjectFile);
 }
 

@@ -16,6 +16,12 @@ class LLVMCodeGenerator final : public CodeGenerator {
     return tunefarm::EmitObject(f, t, options);
   }
 
+  Result<std::string> EmitCombinedObject(const std::vector<ir::PrimFunc>& funcs,
+                                         const std::vector<SequenceEntry>& sequences, const Target& t,
+                                         const CodegenOptions& options) const override {
+    return tunefarm::EmitCombinedObject(funcs, sequences, t, options);
+  }
+
   bool can_jit() const override { return true; }
 
   Result<std::unique_ptr<JitKernel>> JitCompile(const ir::PrimFunc& f, const Target& t,

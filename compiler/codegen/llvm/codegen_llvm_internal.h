@@ -7,6 +7,7 @@
 //   codegen_llvm_stmt.cpp      statements, serial/unrolled loops, allocations, ifs
 //   codegen_llvm_vector.cpp    vectorized loops: legality check and lane-widened bodies
 //   codegen_llvm_parallel.cpp  parallel loops outlined into tunefarm_parallel_for bodies
+//   codegen_llvm_sequence.cpp  entries that call other entries of the module in order
 //   codegen_llvm_math*.cpp     inline exp, log, pow, sigmoid, tanh, erf (codegen_llvm_math.h)
 //   codegen_llvm_jit.cpp       in-process compilation with ORC LLJIT
 //   codegen_llvm_emit.cpp      target machines, the optimisation pipeline, object/asm/IR text
@@ -32,6 +33,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -58,6 +60,12 @@ struct CompiledModule {
   std::string entry_name;  // the PrimFunc's name; the packed entry is entry_name + "_packed"
 };
 Result<CompiledModule> LowerAndGenerate(const ir::PrimFunc& f, const Target& t, const CodegenOptions& options);
+// Several PrimFuncs and the sequence entries calling them in one module
+// (EmitCombinedObject); entry_name is `module_name`.
+Result<CompiledModule> LowerAndGenerateAll(const std::vector<ir::PrimFunc>& funcs,
+                                           const std::vector<SequenceEntry>& sequences,
+                                           const std::string& module_name, const Target& t,
+                                           const CodegenOptions& options);
 // Machine code (object or assembly) for a module.
 Result<std::string> EmitMachineCode(CompiledModule& m, llvm::CodeGenFileType type);
 
@@ -162,6 +170,13 @@ class CodeGenLLVM {
   llvm::Value* mask_ = nullptr;
   std::unordered_map<const ir::Variable*, std::optional<int64_t>> strides_;  // varying vars only
 };
+
+// codegen_llvm_sequence.cpp: emits `sequence` into `module`, whose entries
+// (external functions named in `entries`) are generated already.
+// InvalidArgument when a call names no entry or passes the wrong number of
+// slots.
+Status GenerateSequence(llvm::Module& module, const SequenceEntry& sequence, const std::set<std::string>& entries,
+                        const Target& target);
 
 // True if e contains a Load, or an integer Div/Mod whose divisor is not a non-zero
 // constant: evaluating it on a branch Select did not choose could fault.

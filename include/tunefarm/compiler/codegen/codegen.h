@@ -59,6 +59,22 @@ struct CodegenOptions {
   bool inline_math = true;
 };
 
+// An entry of an object that calls other entries of the same object in order:
+//   int32_t <name>(void* const* slots)
+// Call i passes slots[args[0]], slots[args[1]], ... to `callee`, an entry the
+// object defines (a PrimFunc's, or one of its prepack split's); the first
+// non-zero code a callee returns is returned at once, else 0. The callees
+// keep their own contract: each param a distinct, dense buffer. This is how
+// one object runs a model's kernels in graph order.
+struct SequenceEntry {
+  struct Call {
+    std::string callee;
+    std::vector<size_t> args;  // indices into the slots, one per param of callee
+  };
+  std::string name;
+  std::vector<Call> calls;
+};
+
 class CodeGenerator {
  public:
   virtual ~CodeGenerator() = default;
@@ -72,6 +88,15 @@ class CodeGenerator {
   // kernel header declares. InvalidArgument when `t` cannot be built.
   virtual Result<std::string> EmitObject(const ir::PrimFunc& f, const Target& t,
                                          const CodegenOptions& options) const = 0;
+
+  // One relocatable object for `t` holding, for each of `funcs`, every entry
+  // EmitObject emits for it, and the `sequences`. InvalidArgument when two
+  // entries would share a name, a call names no entry of the object or passes
+  // it the wrong number of slots, or `t` cannot be built. The default answers
+  // Unimplemented: a kind whose generator puts one kernel in an object.
+  virtual Result<std::string> EmitCombinedObject(const std::vector<ir::PrimFunc>& funcs,
+                                                 const std::vector<SequenceEntry>& sequences, const Target& t,
+                                                 const CodegenOptions& options) const;
 
   // Whether JitCompile works for this kind (in this process).
   virtual bool can_jit() const = 0;

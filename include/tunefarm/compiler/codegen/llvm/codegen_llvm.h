@@ -49,6 +49,14 @@ Result<std::unique_ptr<JitKernel>> JitLoadObject(const std::string& object_bytes
 
 // Lowers and emits a relocatable object file (ELF bytes) for any triple LLVM was built with.
 Result<std::string> EmitObject(const ir::PrimFunc& f, const Target& t, const CodegenOptions& options = {});
+// One object (one LLVM module, optimized as a whole) for several PrimFuncs,
+// each with the entries EmitObject emits for it, plus sequence entries that
+// call them (codegen.h: SequenceEntry). A sequence's calls are never inlined
+// into it: each kernel's code appears once. Errors as
+// CodeGenerator::EmitCombinedObject says.
+Result<std::string> EmitCombinedObject(const std::vector<ir::PrimFunc>& funcs,
+                                       const std::vector<SequenceEntry>& sequences, const Target& t,
+                                       const CodegenOptions& options = {});
 // The optimized LLVM IR (text) and the assembly, for inspection.
 Result<std::string> EmitLLVMIR(const ir::PrimFunc& f, const Target& t, const CodegenOptions& options = {});
 Result<std::string> EmitAssembly(const ir::PrimFunc& f, const Target& t, const CodegenOptions& options = {});
