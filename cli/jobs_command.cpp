@@ -1,5 +1,6 @@
 // `tunefarm jobs submit|watch|cancel|list` and `tunefarm fleet status`:
 // clients of a running daemon (`tunefarm serve`).
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -7,7 +8,11 @@
 
 #include "client_options.h"
 #include "commands.h"
+#include "kernel_runner.h"
+#include "tunefarm/compiler/workload/workload_parser.h"
 #include "tunefarm/daemon/compile_service.h"
+#include "tunefarm/daemon/job_spec.h"
+#include "tunefarm/frontend/model.h"
 #include "tunefarm/v1/tuner.grpc.pb.h"
 
 namespace tunefarm::cli {
@@ -16,7 +21,8 @@ namespace {
 
 struct JobsFlags {
   ClientFlags client;
-  std::vector<std::string> workloads;
+  std::vector<std::string> workloads;  // workload files and ONNX models
+  std::vector<std::string> overrides;  // --set: shape parameters, a model's symbolic dimensions
   std::string target, device_key, job_id, status;
   int trials = 200, batch_size = 0;
   uint64_t seed = 0;
@@ -44,12 +50,18 @@ int Fail(const std::string& what, const grpc::Status& st, const ClientFlags& f) 
   return st.error_code() == grpc::StatusCode::INTERNAL ? kExitInternalError : kExitUserError;
 }
 
+// A task's weight; 0 is a daemon from before weights, whose tasks all weigh 1.
+double Weight(const v1::TaskProgress& t) { return t.weight() > 0 ? t.weight() : 1; }
+
 void PrintJob(const v1::Job& job) {
   fmt::print("{}  {:<9} {:>6}/{:<6} trials  device key {}  target {}\n", job.job_id(), job.status(), job.trials_done(),
              job.trial_budget(), job.device_key(), job.target());
+  // A model's task names are long: one column as wide as the longest.
+  size_t width = 20;
+  for (const v1::TaskProgress& t : job.tasks()) width = std::max(width, t.name().size());
   for (const v1::TaskProgress& t : job.tasks()) {
-    fmt::print("    {:<20} trials {:>5}  errors {:>3}  best {:9.2f} GFLOP/s  {:6.1f}x default  record #{}", t.name(),
-               t.trials(), t.errors(), t.best_gflops(), t.speedup(), t.best_record_id());
+    fmt::print("    {:<{}}  weight {:<4g} trials {:>5}  errors {:>3}  best {:9.2f} GFLOP/s  {:6.1f}x default  record #{}",
+               t.name(), width, Weight(t), t.trials(), t.errors(), t.best_gflops(), t.speedup(), t.best_record_id());
     if (t.confirmations() > 0) {
       fmt::print("  ({} trial{} measured a new best again)", t.confirmations(), t.confirmations() == 1 ? "" : "s");
     }
@@ -70,7 +82,10 @@ int Watch(v1::Tuner::Stub& stub, const rpc::ClientSecurity& sec, const std::stri
     if (!job.warning().empty() && job.warning() != warned) fmt::print(stderr, "warning: {}\n", job.warning());
     warned = job.warning();
     std::string best;
-    for (const v1::TaskProgress& t : job.tasks()) best += fmt::format("  {} {:.2f} GFLOP/s", t.name(), t.best_gflops());
+    for (const v1::TaskProgress& t : job.tasks()) {
+      std::string weight = Weight(t) != 1 ? fmt::format(" (weight {:g})", Weight(t)) : "";
+      best += fmt::format("  {}{} {:.2f} GFLOP/s", t.name(), weight, t.best_gflops());
+    }
     fmt::print(stderr, "[{:>5}/{}] {}{}  ETA {:.0f} s\n", job.trials_done(), job.trial_budget(), job.status(), best,
                job.eta_s());
   }
@@ -78,6 +93,52 @@ int Watch(v1::Tuner::Stub& stub, const rpc::ClientSecurity& sec, const std::stri
   if (!st.ok()) return Fail("watching job " + id, st, flags);
   PrintJob(job);
   return job.status() == "done" ? kExitOk : kExitUserError;
+}
+
+// The request's workloads from the files and models on the command line: a
+// workload file's text (with --set, the workload as overridden), or each task
+// of a model as PrintWorkload writes it, weighted by its calls. Weights are
+// sent only when a model is among them; otherwise every workload weighs 1.
+// A user error says what to do; a model import's internal error is Internal.
+Status AddJobInputs(const JobsFlags& f, v1::SubmitJobRequest* req) {
+  TF_ASSIGN_OR_RETURN(auto dims, ParseOverrides(f.overrides));
+  std::vector<double> weights;
+  bool any_model = false;
+  for (const std::string& path : f.workloads) {
+    if (frontend::IsModelPath(path)) {
+      TF_ASSIGN_OR_RETURN(frontend::Model model, frontend::ImportOnnx(path, {dims}));
+      fmt::print(stderr, "model {}: {} tasks for its {} calls (`tunefarm import {}` lists them)\n", path,
+                 model.tasks.size(), model.CallCount(), path);
+      for (const frontend::ModelTask& t : model.tasks) {
+        req->add_workloads(PrintWorkload(t.workload));
+        weights.push_back(double(t.calls.size()));
+      }
+      any_model = true;
+    } else if (!f.overrides.empty()) {
+      TF_ASSIGN_OR_RETURN(Workload w, LoadWorkload(path, f.overrides));
+      req->add_workloads(PrintWorkload(w));
+      weights.push_back(1);
+    } else {
+      std::ifstream in(path);
+      if (!in) return Status::InvalidArgument("cannot read workload file '" + path + "'");
+      std::stringstream ss;
+      ss << in.rdbuf();
+      req->add_workloads(ss.str());
+      weights.push_back(1);
+    }
+  }
+  // Said here, before anything is sent: the daemon's refusal would not say
+  // that a model's tasks are what count.
+  if (size_t(req->workloads_size()) > daemon::kMaxJobWorkloads) {
+    return Status::InvalidArgument(fmt::format(
+        "{} workloads{}: a fleet job tunes at most {}; tune a larger model on one machine with `tunefarm tune`, or "
+        "write its tasks with `tunefarm import -o DIR` and submit them as several jobs",
+        req->workloads_size(), any_model ? " (each task of a model is one)" : "", daemon::kMaxJobWorkloads));
+  }
+  if (any_model) {
+    for (double w : weights) req->add_workload_weights(w);
+  }
+  return Status::OK();
 }
 
 int Run(const std::string& action, const JobsFlags& f) {
@@ -89,19 +150,14 @@ int Run(const std::string& action, const JobsFlags& f) {
   }
   auto stub = v1::Tuner::NewStub(*channel);
   grpc::ClientContext ctx;
-  rpc::PrepareCall(&ctx, sec, f.client.timeout_s);
   if (action == "submit") {
+    // Before the call's deadline starts: importing a large model takes a while.
     v1::SubmitJobRequest req;
-    for (const std::string& path : f.workloads) {
-      std::ifstream in(path);
-      if (!in) {
-        fmt::print(stderr, "error: cannot read workload file '{}'\n", path);
-        return kExitUserError;
-      }
-      std::stringstream ss;
-      ss << in.rdbuf();
-      req.add_workloads(ss.str());
+    if (Status inputs = AddJobInputs(f, &req); !inputs.ok()) {
+      fmt::print(stderr, "error: {}\n", inputs.message());
+      return inputs.code() == StatusCode::kInternal ? kExitInternalError : kExitUserError;
     }
+    rpc::PrepareCall(&ctx, sec, f.client.timeout_s);
     req.set_target(f.target);
     req.set_device_key(f.device_key);
     req.set_trials(f.trials);
@@ -117,6 +173,7 @@ int Run(const std::string& action, const JobsFlags& f) {
     if (!job.warning().empty() && !f.watch) fmt::print(stderr, "warning: {}\n", job.warning());
     return f.watch ? Watch(*stub, sec, job.job_id(), f.client) : kExitOk;
   }
+  rpc::PrepareCall(&ctx, sec, f.client.timeout_s);
   if (action == "watch") return Watch(*stub, sec, f.job_id, f.client);
   if (action == "cancel" || action == "get") {
     v1::GetJobRequest req;
@@ -171,11 +228,20 @@ void AddJobsCommand(CLI::App& app, int* exit_code) {
   jobs->footer(
       "\nExamples (a loopback daemon started with --insecure):\n"
       "  tunefarm jobs submit configs/workloads/gmm_512.tf --device-key cpu-znver4 --trials 500 --insecure --watch\n"
+      "  tunefarm jobs submit resnet50.onnx --device-key cpu-znver4 --trials 2000 --insecure   (its tasks, weighted by "
+      "their calls)\n"
       "  tunefarm jobs list --insecure\n"
       "  tunefarm jobs cancel job-1a2b3c --insecure\n"
       "Over TLS: --tuner farm.example:7878 --ca ca.pem --token-file ~/.tunefarm-token");
   CLI::App* submit = jobs->add_subcommand("submit", "Submit a tuning job (prints its id)");
-  submit->add_option("workloads", f->workloads, "Workload files (.tf)")->required()->check(CLI::ExistingFile);
+  submit->add_option("workloads", f->workloads,
+                     "Workload files (.tf) or ONNX models (.onnx: each of its tasks, weighted by its calls; at most " +
+                         std::to_string(daemon::kMaxJobWorkloads) + " workloads in all)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  submit->add_option("--set", f->overrides,
+                     "Override a workload's shape parameter (--set M=256) or give a model's symbolic dimension a "
+                     "value (--set batch=1)");
   submit->add_option("--device-key", f->device_key, "Workers that measure it (see `tunefarm fleet status`)")->required();
   submit->add_option("--target", f->target, "Target string (default: llvm, the workers' host CPU)");
   submit->add_option("--trials", f->trials, "Trial budget over all workloads (the daemon takes 1.." +

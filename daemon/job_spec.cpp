@@ -3,6 +3,8 @@
 #include <nlohmann/json.hpp>
 
 #include <cctype>
+#include <cmath>
+#include <sstream>
 #include <string>
 
 #include "tunefarm/common/quote.h"
@@ -16,7 +18,6 @@ using nlohmann::json;
 
 namespace {
 
-constexpr size_t kMaxWorkloads = 64;
 constexpr size_t kMaxWorkloadBytes = 64 * 1024;
 
 bool ValidId(const std::string& id) {
@@ -27,13 +28,35 @@ bool ValidId(const std::string& id) {
   return true;
 }
 
-// Workload i of the spec, parsed, with its canonical text and structural
-// hash; the parser's error names it "workloads[i]".
+// Workload i of the spec, parsed, with its canonical text, structural hash
+// and weight; the parser's error names it "workloads[i]". Callers have
+// checked that the weights are none or one per workload.
 Result<tuner::TuneTask> ParseJobWorkload(const JobSpec& spec, size_t i) {
   ParseOptions po;
   po.source_name = "workloads[" + std::to_string(i) + "]";
   TF_ASSIGN_OR_RETURN(Workload w, ParseWorkload(spec.workloads[i], po));
-  return tuner::MakeTuneTask(w);
+  return tuner::MakeTuneTask(w, spec.workload_weights.empty() ? 1.0 : spec.workload_weights[i]);
+}
+
+// None (all 1), or one per workload, each finite and > 0: the task
+// scheduler multiplies a task's expected gain by it.
+Status ValidateWeights(const JobSpec& spec) {
+  const std::vector<double>& weights = spec.workload_weights;
+  if (weights.empty()) return Status::OK();
+  if (weights.size() != spec.workloads.size()) {
+    return Status::InvalidArgument("workload_weights: " + std::to_string(weights.size()) + " given for " +
+                                   std::to_string(spec.workloads.size()) +
+                                   " workload(s); give one per workload, or none for all 1");
+  }
+  for (size_t i = 0; i < weights.size(); ++i) {
+    if (!std::isfinite(weights[i]) || weights[i] <= 0) {
+      std::ostringstream got;
+      got << weights[i];
+      return Status::InvalidArgument("workload_weights[" + std::to_string(i) + "]: must be a finite number > 0, got " +
+                                     got.str());
+    }
+  }
+  return Status::OK();
 }
 
 json TasksToJson(const std::vector<tuner::TaskStatus>& tasks) {
@@ -41,7 +64,8 @@ json TasksToJson(const std::vector<tuner::TaskStatus>& tasks) {
   for (const tuner::TaskStatus& t : tasks) {
     arr.push_back({{"name", t.name}, {"hash", t.hash}, {"flops", t.flops}, {"trials", t.trials},
                    {"errors", t.errors}, {"best_seconds", t.best_seconds}, {"best_record_id", t.best_record_id},
-                   {"default_seconds", t.default_seconds}, {"confirmations", t.confirmations}});
+                   {"default_seconds", t.default_seconds}, {"confirmations", t.confirmations},
+                   {"weight", t.weight}});
   }
   return arr;
 }
@@ -55,6 +79,9 @@ Status ValidateJobId(std::string_view id, std::string_view field) {
 }
 
 Result<std::vector<tuner::TuneTask>> ParseJobWorkloads(const JobSpec& spec) {
+  // JobSpecFromJson refuses a stored count that does not match; a spec built
+  // otherwise is checked here, so no weight is read past the end.
+  TF_RETURN_IF_ERROR(ValidateWeights(spec));
   std::vector<tuner::TuneTask> tasks;
   for (size_t i = 0; i < spec.workloads.size(); ++i) {
     TF_ASSIGN_OR_RETURN(tuner::TuneTask task, ParseJobWorkload(spec, i));
@@ -67,10 +94,11 @@ Status ValidateJobSpec(const JobSpec& spec) { return ParseJobSpec(spec).status()
 
 Result<std::vector<tuner::TuneTask>> ParseJobSpec(const JobSpec& spec) {
   if (spec.workloads.empty()) return Status::InvalidArgument("workloads: a job needs at least one workload");
-  if (spec.workloads.size() > kMaxWorkloads) {
-    return Status::InvalidArgument("workloads: at most " + std::to_string(kMaxWorkloads) + " per job, got " +
+  if (spec.workloads.size() > kMaxJobWorkloads) {
+    return Status::InvalidArgument("workloads: at most " + std::to_string(kMaxJobWorkloads) + " per job, got " +
                                    std::to_string(spec.workloads.size()));
   }
+  TF_RETURN_IF_ERROR(ValidateWeights(spec));
   std::vector<tuner::TuneTask> tasks;
   for (size_t i = 0; i < spec.workloads.size(); ++i) {
     if (spec.workloads[i].size() > kMaxWorkloadBytes) {
@@ -103,6 +131,9 @@ std::string JobSpecToJson(const JobSpec& s) {
   json j = {{"workloads", s.workloads}, {"target", s.target}, {"device_key", s.device_key},
             {"trials", s.trials}, {"batch_size", s.batch_size}, {"seed", s.seed},
             {"repeat", s.repeat}, {"min_repeat_ms", s.min_repeat_ms}, {"num_threads", s.num_threads}};
+  // Written only when set: a spec without weights reads the same to a daemon
+  // from before weights.
+  if (!s.workload_weights.empty()) j["workload_weights"] = s.workload_weights;
   return j.dump();
 }
 
@@ -120,8 +151,14 @@ Result<JobSpec> JobSpecFromJson(const std::string& text) {
     s.repeat = j.at("repeat").get<int>();
     s.min_repeat_ms = j.at("min_repeat_ms").get<double>();
     s.num_threads = j.at("num_threads").get<int>();
+    // Absent in specs stored before jobs had weights: all 1.
+    if (j.contains("workload_weights")) s.workload_weights = j.at("workload_weights").get<std::vector<double>>();
   } catch (const json::exception& e) {
     return Status::Corruption(std::string("a stored job spec is incomplete: ") + e.what());
+  }
+  if (!s.workload_weights.empty() && s.workload_weights.size() != s.workloads.size()) {
+    return Status::Corruption("a stored job spec has " + std::to_string(s.workload_weights.size()) +
+                              " workload weights for " + std::to_string(s.workloads.size()) + " workloads");
   }
   return s;
 }
@@ -146,6 +183,7 @@ std::vector<tuner::TaskStatus> JobProgressFromJson(const std::string& progress) 
     s.best_record_id = t.value("best_record_id", int64_t(0));
     s.default_seconds = t.value("default_seconds", 0.0);
     s.confirmations = t.value("confirmations", 0);
+    s.weight = t.value("weight", 1.0);  // progress stored before jobs had weights: 1
     tasks.push_back(std::move(s));
   }
   return tasks;

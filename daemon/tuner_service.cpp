@@ -34,6 +34,7 @@ v1::Job ToProto(const JobView& view) {
     p->set_speedup(t.best_seconds > 0 && t.default_seconds > 0 ? t.default_seconds / t.best_seconds : 0);
     p->set_best_record_id(t.best_record_id);
     p->set_confirmations(t.confirmations);
+    p->set_weight(t.weight);
   }
   return job;
 }
@@ -41,6 +42,7 @@ v1::Job ToProto(const JobView& view) {
 JobSpec JobSpecFromRequest(const v1::SubmitJobRequest& r) {
   JobSpec spec;
   spec.workloads.assign(r.workloads().begin(), r.workloads().end());
+  spec.workload_weights.assign(r.workload_weights().begin(), r.workload_weights().end());
   if (!r.target().empty()) spec.target = r.target();
   spec.device_key = r.device_key();
   spec.trials = r.trials();

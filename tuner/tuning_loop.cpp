@@ -134,6 +134,7 @@ Status TuningLoop::StartTasks(std::vector<TuneTask> tasks) {
     status.name = state->task.workload.name;
     status.hash = state->task.hash;
     status.flops = state->task.workload.Flops();
+    status.weight = state->task.weight;
     TF_RETURN_IF_ERROR(Resume(*state, status));
     states_.push_back(std::move(state));
     status_.push_back(std::move(status));

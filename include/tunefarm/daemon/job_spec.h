@@ -19,9 +19,16 @@
 
 namespace tunefarm::daemon {
 
+// The most workloads one job tunes (a model's tasks count one each).
+inline constexpr size_t kMaxJobWorkloads = 64;
+
 // What a job tunes. Stored as JSON in JobState::spec.
 struct JobSpec {
   std::vector<std::string> workloads;  // workload texts
+  // Each workload's weight for the task scheduler (tuner::TuneTask::weight):
+  // a model's task weighs its calls. Empty: all 1; otherwise one per
+  // workload, each finite and > 0.
+  std::vector<double> workload_weights;
   std::string target = "llvm";
   std::string device_key;
   int trials = 200;
@@ -32,21 +39,25 @@ struct JobSpec {
   int num_threads = 0;
 };
 
-// Checks a spec (workloads parse, target parses, ranges) and returns its
-// workloads parsed, in order, as the tuning loop takes them. InvalidArgument
-// names the field: "workloads[1]: <file:line:col: message>".
+// Checks a spec (workloads parse, weights, target parses, ranges) and returns
+// its workloads parsed, in order, each with its weight, as the tuning loop
+// takes them. InvalidArgument names the field: "workloads[1]:
+// <file:line:col: message>", "workload_weights[2]: ...".
 Result<std::vector<tuner::TuneTask>> ParseJobSpec(const JobSpec& spec);
 // ParseJobSpec's verdict alone.
 Status ValidateJobSpec(const JobSpec& spec);
 // The workloads of a stored spec (a job resumed after a restart), parsed as
-// at submission; a text that no longer parses is the parser's error, its
-// source named "workloads[i]". The other fields are not checked again.
+// at submission, each with its stored weight; a text that no longer parses
+// is the parser's error, its source named "workloads[i]". The weights are
+// checked again (as at submission); the other fields are not.
 Result<std::vector<tuner::TuneTask>> ParseJobWorkloads(const JobSpec& spec);
 
 // A job id as every Tuner call takes it (SubmitJob's job_id, GetJob, WatchJob,
 // CancelJob): 1 to 64 of [A-Za-z0-9_.-]. InvalidArgument naming `field` and
 // quoting the value, bounded (common/quote.h).
 Status ValidateJobId(std::string_view id, std::string_view field = "job_id");
+// A spec stored before jobs had weights reads with none (all 1); stored
+// weights whose count is not the workloads' are Corruption.
 std::string JobSpecToJson(const JobSpec& spec);
 Result<JobSpec> JobSpecFromJson(const std::string& json);
 

@@ -126,6 +126,7 @@ struct TaskStatus {
   std::string name;
   std::string hash;
   double flops = 0;
+  double weight = 1;  // the task's TuneTask::weight, as the task scheduler weighs it
   int trials = 0;
   int errors = 0;
   double best_seconds = 0;     // 0: nothing succeeded yet
