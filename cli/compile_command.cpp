@@ -1,4 +1,5 @@
-// `tunefarm compile`: ahead-of-time object file and C header for a workload.
+// `tunefarm compile`: ahead-of-time object file and C header for a workload
+// (an ONNX model goes to compile_model.cpp).
 //
 // The object needs only libtunefarm_runtime (parallel loops, big buffers).
 // The schedule is the tuning log's best record for the workload and target
@@ -22,31 +23,17 @@
 #include <fmt/core.h>
 
 #include "commands.h"
+#include "compile_command.h"
 #include "kernel_runner.h"
 #include "tunefarm/compiler/codegen/cuda/nvrtc.h"
 #include "tunefarm/compiler/codegen/llvm/toolchain.h"
 #include "tunefarm/compiler/lower/lower.h"
 #include "tunefarm/compiler/workload/workload_parser.h"
 #include "tunefarm/database/layered_database.h"
+#include "tunefarm/frontend/model.h"
 #include "tunefarm/tuner/kernel_build.h"
 
 namespace tunefarm::cli {
-
-namespace {
-
-struct CompileOptions {
-  std::string workload_path;
-  std::string target = "llvm";
-  std::vector<std::string> overrides;
-  std::string output;
-  std::string header;
-  std::string db;
-  std::string system_db;
-  bool require_tuned = false;
-  bool shared = false;
-};
-
-constexpr int kExitNotTuned = 3;
 
 // The CLI's report of the chosen schedule, on stderr, before code generation.
 void ReportSchedule(const CompileOptions& o, const Target& target, const tuner::BuiltKernel& k) {
@@ -103,6 +90,16 @@ Status WriteOutputFile(const std::string& flag, const std::string& path, const s
   return Status::OK();
 }
 
+Result<std::unique_ptr<database::LayeredDatabase>> OpenCompileLog(const CompileOptions& o) {
+  if (o.db.empty()) return std::unique_ptr<database::LayeredDatabase>();
+  database::OpenOptions read_only;
+  read_only.read_only = true;
+  std::string system = o.system_db.empty() ? database::DefaultSystemDatabasePath() : o.system_db;
+  return database::LayeredDatabase::Open(o.db, system, read_only, !o.system_db.empty());
+}
+
+namespace {
+
 // What a cuda target needs before anything is looked up or built: no
 // --shared, NVRTC on this machine, and a header path (--header, else -o's
 // stem with .h, set in *header_path) that is not -o itself.
@@ -129,6 +126,7 @@ Status CheckCudaCompile(const CompileOptions& o, std::string* header_path) {
 }
 
 int Compile(const CompileOptions& o) {
+  if (frontend::IsModelPath(o.workload_path)) return CompileModel(o);
   auto w = LoadWorkload(o.workload_path, o.overrides);
   if (!w.ok()) {
     fmt::print(stderr, "error: {}\n", w.status().message());
@@ -162,19 +160,12 @@ int Compile(const CompileOptions& o) {
   }
   // The log is opened after lowering, so that errors keep the order they have
   // always had.
-  std::unique_ptr<database::LayeredDatabase> db;
-  if (!o.db.empty()) {
-    database::OpenOptions read_only;
-    read_only.read_only = true;
-    std::string system = o.system_db.empty() ? database::DefaultSystemDatabasePath() : o.system_db;
-    auto opened = database::LayeredDatabase::Open(o.db, system, read_only, !o.system_db.empty());
-    if (!opened.ok()) {
-      fmt::print(stderr, "error: {}\n", opened.status().message());
-      return kExitUserError;
-    }
-    db = std::move(opened).value();
+  auto db = OpenCompileLog(o);
+  if (!db.ok()) {
+    fmt::print(stderr, "error: {}\n", db.status().message());
+    return kExitUserError;
   }
-  auto schedule = tuner::ChooseSchedule(db.get(), o.db, StructuralHashHex(*w), w->name,
+  auto schedule = tuner::ChooseSchedule(db->get(), o.db, StructuralHashHex(*w), w->name,
                                         tuner::KernelRecordTarget(*target, std::nullopt), *default_func);
   if (!schedule.ok()) {
     fmt::print(stderr, "error: {}\n", schedule.status().message());
@@ -247,7 +238,7 @@ int Compile(const CompileOptions& o) {
 
 void AddCompileCommand(CLI::App& app, int* exit_code) {
   auto options = std::make_shared<CompileOptions>();
-  CLI::App* cmd = app.add_subcommand("compile", "Build an object file and C header for a workload");
+  CLI::App* cmd = app.add_subcommand("compile", "Build an object file and C header for a workload or an ONNX model");
   cmd->footer(
       "Compiles WORKLOAD ahead of time into a relocatable object file exporting\n"
       "  int32_t <workload name>(inputs..., outputs...)\n"
@@ -256,10 +247,17 @@ void AddCompileCommand(CLI::App& app, int* exit_code) {
       "With --target \"cuda -arch=sm_90\" (needs NVRTC, not a GPU) it writes the cubin for that\n"
       "architecture and a header (--header, default: the -o file with .h) holding a copy of it and\n"
       "  CUresult <workload name>_launch(CUstream, inputs..., outputs...)\n"
-      "on the CUDA driver API (link with -lcuda); the default is the default GPU program.");
-  cmd->add_option("workload", options->workload_path, "Workload file (.tf)")->required()->check(CLI::ExistingFile);
+      "on the CUDA driver API (link with -lcuda); the default is the default GPU program.\n"
+      "An ONNX model (.onnx) compiles into one object holding every task's kernel and\n"
+      "  int32_t <model>_prepack(void* const* slots), int32_t <model>_run(void* const* slots)\n"
+      "which run the model on the caller's buffers, one per slot; the header names the slots\n"
+      "and their sizes (llvm targets; docs/models.md, Compile a model).");
+  cmd->add_option("workload", options->workload_path, "Workload file (.tf) or ONNX model (.onnx)")
+      ->required()
+      ->check(CLI::ExistingFile);
   cmd->add_option("--target", options->target, "Target to compile for")->capture_default_str();
-  cmd->add_option("--set", options->overrides, "Override a shape parameter, e.g. --set M=16");
+  cmd->add_option("--set", options->overrides,
+                  "Override a shape parameter, e.g. --set M=16 (a model: a symbolic input dimension, --set batch=1)");
   cmd->add_option("-o,--output", options->output, "Object file (with --shared, library; for a cuda target, the cubin) to write")->required();
   cmd->add_flag("--shared", options->shared, "Write a shared library (.so) linked against the runtime instead");
   cmd->add_option("--header", options->header, "C header to write (cuda targets: default the -o file with .h)");

@@ -57,12 +57,13 @@ class ScratchDir {
   std::string path_;
 };
 
-// Links an object into a shared library; returns the library's bytes. The
-// library needs libtunefarm_runtime.so and looks for it beside itself
+}  // namespace
+
+// The library needs libtunefarm_runtime.so and looks for it beside itself
 // (RUNPATH $ORIGIN) and then where the loader looks (the installed lib
 // folder, LD_LIBRARY_PATH). It names no folder of the machine that linked it:
 // the daemon's build or install tree means nothing where the library runs.
-Result<std::string> LinkShared(const std::string& object_bytes, const std::string& runtime_dir) {
+Result<std::string> LinkSharedLibrary(const std::string& object_bytes, const std::string& runtime_dir) {
   std::string runtime = runtime_dir.empty() ? DefaultRuntimeLibraryDir() : runtime_dir;
   if (runtime.empty() || !fs::exists(fs::path(runtime) / "libtunefarm_runtime.so")) {
     return Status::NotFound(runtime_dir.empty() ? "cannot find libtunefarm_runtime.so next to the tunefarm executable"
@@ -85,6 +86,8 @@ Result<std::string> LinkShared(const std::string& object_bytes, const std::strin
   if (!in) return Status::IOError("cannot read the linked library " + library);
   return bytes.str();
 }
+
+namespace {
 
 // How a cuda kernel's header and the CLI name the default GPU program.
 constexpr char kDefaultGpuProgram[] =
@@ -185,8 +188,8 @@ Result<ChosenSchedule> ChooseSchedule(database::TuningLog* log, const std::strin
   return chosen;
 }
 
-Result<BuiltKernel> BuildKernel(const Workload& w, const Target& target, const ChosenSchedule& schedule,
-                                const KernelBuildOptions& options, KernelBuildStage* failed_stage) {
+Result<BuiltKernel> DescribeKernel(const Workload& w, const Target& target, const ChosenSchedule& schedule,
+                                   const KernelBuildOptions& options, KernelBuildStage* failed_stage) {
   BuiltKernel kernel;
   kernel.workload_name = w.name;
   kernel.workload_hash = StructuralHashHex(w);
@@ -210,8 +213,7 @@ Result<BuiltKernel> BuildKernel(const Workload& w, const Target& target, const C
   // measured it: unbound loops do not run on a GPU at all.
   const bool default_gpu_program = target.kind == "cuda" && ScheduleHasNoInstructions(kernel.trace);
   if (default_gpu_program && !kernel.tuned()) kernel.schedule_description = kDefaultGpuProgram;
-  ir::PrimFunc func = schedule.func;
-  kernel.symbol = KernelEntrySymbol(func, target);
+  kernel.symbol = KernelEntrySymbol(schedule.func, target);
   kernel.shared = options.shared;
   if (options.on_schedule_chosen) options.on_schedule_chosen(kernel);
   if (options.require_tuned && !kernel.tuned()) {
@@ -220,6 +222,14 @@ Result<BuiltKernel> BuildKernel(const Workload& w, const Target& target, const C
                                  kernel.workload_hash + ") on target " + kernel.target + " in " + options.log_name),
                 failed_stage);
   }
+  return kernel;
+}
+
+Result<BuiltKernel> BuildKernel(const Workload& w, const Target& target, const ChosenSchedule& schedule,
+                                const KernelBuildOptions& options, KernelBuildStage* failed_stage) {
+  TF_ASSIGN_OR_RETURN(BuiltKernel kernel, DescribeKernel(w, target, schedule, options, failed_stage));
+  const bool default_gpu_program = target.kind == "cuda" && ScheduleHasNoInstructions(kernel.trace);
+  ir::PrimFunc func = schedule.func;
   if (default_gpu_program) {
     auto bound = DefaultGpuSchedule(func);
     if (!bound.ok()) {
@@ -251,7 +261,7 @@ Result<BuiltKernel> BuildKernel(const Workload& w, const Target& target, const C
   if (!header.ok()) return Fail(KernelBuildStage::kCodegen, header.status(), failed_stage);
   kernel.header = std::move(header).value();
   if (options.shared) {
-    auto library = LinkShared(*object, options.runtime_dir);
+    auto library = LinkSharedLibrary(*object, options.runtime_dir);
     if (!library.ok()) return Fail(KernelBuildStage::kLink, library.status(), failed_stage);
     kernel.binary = std::move(library).value();
   } else {

@@ -29,12 +29,6 @@ std::string HeaderGuard(const std::string& kind, const std::string& name) {
   return guard;
 }
 
-}  // namespace detail
-
-namespace {
-
-// `int32_t name(const float* A /* input f32[..] */, ...);` -- params from
-// `packed_from` on are packed buffers, read-only (the prepacked entry's tail).
 std::string Prototype(const ir::PrimFunc& f, size_t packed_from) {
   std::string s = "int32_t " + f.name + "(";
   for (size_t i = 0; i < f.params.size(); ++i) {
@@ -45,13 +39,15 @@ std::string Prototype(const ir::PrimFunc& f, size_t packed_from) {
     const bool packed = packed_from > 0 && i >= packed_from;
     const bool in = i < f.num_inputs || packed;
     const char* what = packed ? "  /* packed " : b->constant ? "  /* constant input " : in ? "  /* input " : "  /* output ";
-    s += std::string(i ? ",\n    " : "\n    ") + (in ? "const " : "") + detail::HeaderCType(b->dtype) + "* " + b->name +
+    s += std::string(i ? ",\n    " : "\n    ") + (in ? "const " : "") + HeaderCType(b->dtype) + "* " + b->name +
          what + b->dtype.ToString() + shape + " */";
   }
   return s + ");";
 }
 
-}  // namespace
+}  // namespace detail
+
+using detail::Prototype;
 
 std::string KernelEntrySymbol(const ir::PrimFunc& func, const Target& target) {
   return target.kind == "cuda" ? func.name + "_launch" : func.name;

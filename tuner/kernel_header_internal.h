@@ -1,5 +1,6 @@
-// Private to tuner/: what the kernel headers of the target kinds share
-// (kernel_header.cpp, kernel_header_cuda.cpp).
+// Private to tuner/: what the kernel headers of the target kinds and the
+// model header share (kernel_header.cpp, kernel_header_cuda.cpp,
+// model_header.cpp).
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,11 @@ namespace tunefarm::tuner::detail {
 // The <stdint.h> type of a buffer element: float, double, uint16_t for f16
 // (its bits), uint8_t for bool, int8_t..uint64_t.
 const char* HeaderCType(ir::DataType t);
+
+// `int32_t name(const float* A /* input f32[..] */, ...);` for an llvm
+// kernel's entry -- params from `packed_from` on (when > 0) are packed
+// buffers, read-only (the prepacked entry's tail).
+std::string Prototype(const ir::PrimFunc& f, size_t packed_from);
 
 // "TUNEFARM_KERNEL_MM_H_" for "mm", "TUNEFARM_CUDA_KERNEL_MM_H_" with `kind` "CUDA_".
 std::string HeaderGuard(const std::string& kind, const std::string& name);

@@ -155,7 +155,20 @@ Result<ChosenSchedule> ChooseSchedule(database::TuningLog* log, const std::strin
                                       std::string_view workload_hash, const std::string& workload_name,
                                       const database::Target& record_target, const ir::PrimFunc& default_func);
 
-// Builds `schedule.func` for `target`: require_tuned, code generation, link,
+// What BuildKernel builds, before any code is generated: every field of
+// BuiltKernel but binary, object_size and header, passed to
+// options.on_schedule_chosen; then require_tuned (kRequireTuned, NotFound).
+Result<BuiltKernel> DescribeKernel(const Workload& workload, const Target& target, const ChosenSchedule& schedule,
+                                   const KernelBuildOptions& options, KernelBuildStage* failed_stage = nullptr);
+
+// Links a relocatable object for this host into a shared library against
+// libtunefarm_runtime.so (in `runtime_dir`; "": DefaultRuntimeLibraryDir())
+// with the system's `cc`; returns the library's bytes. The library finds the
+// runtime beside itself or where the loader looks, never in a folder of the
+// machine that linked it.
+Result<std::string> LinkSharedLibrary(const std::string& object_bytes, const std::string& runtime_dir);
+
+// Builds `schedule.func` for `target`: DescribeKernel, code generation, link,
 // header. It neither lowers the workload nor replays a trace (the Compile
 // service keys its cache on the chosen record between the two steps).
 Result<BuiltKernel> BuildKernel(const Workload& workload, const Target& target, const ChosenSchedule& schedule,
