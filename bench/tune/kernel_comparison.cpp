@@ -65,6 +65,14 @@ Kernel TunedKernel(const Workload& w, const Result<std::vector<LoggedTrial>>& tr
 
 Result<std::vector<ThreadsRow>> CompareWithOneDnn(const Workload& w, std::vector<Kernel>& kernels, const OneDnnSpec& spec,
                                                   const ComparisonOptions& o) {
+  OneDnnMaker make = [&spec](std::map<std::string, HostBuffer*>& buffers, HostBuffer* output) {
+    return MakeOneDnnOp(spec, buffers, output);
+  };
+  return CompareWithOneDnn(w, kernels, make, o);
+}
+
+Result<std::vector<ThreadsRow>> CompareWithOneDnn(const Workload& w, std::vector<Kernel>& kernels, const OneDnnMaker& make,
+                                                  const ComparisonOptions& o) {
   TF_ASSIGN_OR_RETURN(ir::PrimFunc f, LowerToPrimFunc(w));
   if (f.params.size() != f.num_inputs + 1) return Status::InvalidArgument(w.name + ": expected exactly one output");
 
@@ -94,10 +102,10 @@ Result<std::vector<ThreadsRow>> CompareWithOneDnn(const Workload& w, std::vector
     // oneDNN sizes its thread team when a primitive is created: set it first.
     tunefarm_set_num_threads(threads);
     omp_set_num_threads(threads);
-    TF_ASSIGN_OR_RETURN(OneDnnOp op, MakeOneDnnOp(spec, by_name, &reference));
+    TF_ASSIGN_OR_RETURN(OneDnnOp op, make(by_name, &reference));
     op.run();
     op.fetch();
-    ThreadsRow row{threads, 0, 0, op.what, {}};
+    ThreadsRow row{threads, 0, 0, 0, op.what, {}};
     double load[1] = {0};
     if (getloadavg(load, 1) == 1) row.load = load[0];
     std::printf("%s (%.3f GFLOP), %d thread(s)\n", w.name.c_str(), flops / 1e9, threads);
@@ -141,6 +149,7 @@ Result<std::vector<ThreadsRow>> CompareWithOneDnn(const Workload& w, std::vector
     InterleavedTimes times = TimeInterleaved(timed, o.repeat);
     double t_dnnl = times.Median(0);
     for (size_t j = 0; j < timed_kernels.size(); ++j) {
+      cells[timed_kernels[j]].seconds = times.Median(j + 1);
       cells[timed_kernels[j]].gflops = flops / times.Median(j + 1) / 1e9;
       cells[timed_kernels[j]].ratio = times.MedianRatio(0, j + 1);
     }
@@ -148,15 +157,19 @@ Result<std::vector<ThreadsRow>> CompareWithOneDnn(const Workload& w, std::vector
       if (calls[i] == nullptr || kernels[i].label != "default") continue;
       PreparedCall* call = calls[i].get();
       double t = TimeMedian([call] { (void)call->Run(); }, std::min(o.repeat, 3));
+      cells[i].seconds = t;
       cells[i].gflops = flops / t / 1e9;
       cells[i].ratio = t_dnnl / t;
     }
+    row.onednn_seconds = t_dnnl;
     row.onednn_gflops = flops / t_dnnl / 1e9;
-    std::printf("  %-14s %8.1f GFLOP/s  (oneDNN %s)\n", "oneDNN", row.onednn_gflops, op.what.c_str());
+    std::printf("  %-14s %8.1f GFLOP/s %9.4f ms  (oneDNN %s)\n", "oneDNN", row.onednn_gflops, t_dnnl * 1e3,
+                op.what.c_str());
     for (size_t i = 0; i < kernels.size(); ++i) {
       const Cell& cell = cells[i];
       if (cell.note.empty()) {
-        std::printf("  %-14s %8.1f GFLOP/s  %5.2fx oneDNN\n", kernels[i].label.c_str(), cell.gflops, cell.ratio);
+        std::printf("  %-14s %8.1f GFLOP/s %9.4f ms  %5.2fx oneDNN\n", kernels[i].label.c_str(), cell.gflops,
+                    cell.seconds * 1e3, cell.ratio);
       } else {
         std::printf("  %-14s %s\n", kernels[i].label.c_str(), cell.note.c_str());
       }

@@ -9,14 +9,18 @@
 // untimed, as oneDNN reorders its weights at setup (PreparedCall).
 #pragma once
 
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "onednn_reference.h"
 #include "onednn_spec.h"
 #include "tune_log.h"
 #include "tunefarm/common/status.h"
 #include "tunefarm/compiler/codegen/llvm/codegen_llvm.h"
+#include "tunefarm/compiler/interpreter/host_buffer.h"
 #include "tunefarm/compiler/ir/ir.h"
 #include "tunefarm/compiler/workload/workload.h"
 
@@ -42,6 +46,7 @@ Kernel TunedKernel(const Workload& w, const Result<std::vector<LoggedTrial>>& tr
 // One kernel's figures at one thread count.
 struct Cell {
   double gflops = 0;
+  double seconds = 0;  // per call: the median group
   double ratio = 0;  // oneDNN's time / the kernel's: above 1 the kernel is faster
   std::string note;  // set instead of the figures when not timed
   bool wrong = false;  // its result differed from oneDNN's
@@ -52,6 +57,7 @@ struct ThreadsRow {
   int threads = 0;
   double load = 0;  // 1-minute load average when this row was timed
   double onednn_gflops = 0;
+  double onednn_seconds = 0;  // per call: the median group
   std::string onednn_what;
   std::vector<Cell> cells;  // in the kernels' order
 };
@@ -69,6 +75,15 @@ struct ComparisonOptions {
 // error when the workload has not exactly one output or oneDNN cannot make
 // the op.
 Result<std::vector<ThreadsRow>> CompareWithOneDnn(const Workload& w, std::vector<Kernel>& kernels, const OneDnnSpec& spec,
+                                                  const ComparisonOptions& options);
+
+// Makes oneDNN's peer on the workload's buffers (by tensor name) and the
+// output buffer, as MakeOneDnnOp does from a spec; called once per thread count.
+using OneDnnMaker = std::function<Result<OneDnnOp>(std::map<std::string, HostBuffer*>&, HostBuffer*)>;
+
+// The same with oneDNN's peer made by `make` (bench/models: a model task's
+// fused computation, not an op class of onednn_spec.h).
+Result<std::vector<ThreadsRow>> CompareWithOneDnn(const Workload& w, std::vector<Kernel>& kernels, const OneDnnMaker& make,
                                                   const ComparisonOptions& options);
 
 }  // namespace tunefarm::bench

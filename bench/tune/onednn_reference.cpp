@@ -3,7 +3,7 @@
 #include <memory>
 #include <unordered_map>
 
-#include <oneapi/dnnl/dnnl.hpp>
+#include "onednn_support.h"
 
 namespace tunefarm::bench {
 namespace {
@@ -12,38 +12,9 @@ using tag = dnnl::memory::format_tag;
 using dt = dnnl::memory::data_type;
 using dims = dnnl::memory::dims;
 
-// Engine and stream live as long as any op made from them.
-struct Context {
-  dnnl::engine eng{dnnl::engine::kind::cpu, 0};
-  dnnl::stream strm{eng};
-};
-
-// The user's buffer in the layout the primitive wants (a reorder at setup).
-dnnl::memory Into(Context& c, const dnnl::memory::desc& want, dnnl::memory user) {
-  if (want == user.get_desc()) return user;
-  dnnl::memory m(want, c.eng);
-  dnnl::reorder(user, m).execute(c.strm, user, m);
-  c.strm.wait();
-  return m;
-}
-
-// Wraps a primitive and its arguments; fetch reorders dst back to the user layout.
-OneDnnOp Wrap(std::shared_ptr<Context> c, std::string what, dnnl::primitive prim, std::unordered_map<int, dnnl::memory> args,
-              dnnl::memory dst_user) {
-  dnnl::memory dst = args.at(DNNL_ARG_DST);
-  OneDnnOp op;
-  op.what = std::move(what);
-  op.run = [c, prim, args]() mutable {
-    prim.execute(c->strm, args);
-    c->strm.wait();
-  };
-  op.fetch = [c, dst, dst_user]() mutable {
-    if (dst.get_desc() == dst_user.get_desc()) return;
-    dnnl::reorder(dst, dst_user).execute(c->strm, dst, dst_user);
-    c->strm.wait();
-  };
-  return op;
-}
+using onednn::Context;
+using onednn::Into;
+using onednn::Wrap;
 
 Result<HostBuffer*> Get(std::map<std::string, HostBuffer*>& buffers, const std::string& name) {
   auto it = buffers.find(name);
