@@ -20,6 +20,7 @@ void AddJobsCommand(CLI::App& app, int* exit_code);
 void AddFleetCommand(CLI::App& app, int* exit_code);
 void AddWorkerCommand(CLI::App& app, int* exit_code);
 void AddImportCommand(CLI::App& app, int* exit_code);
+void AddReportCommand(CLI::App& app, int* exit_code);
 
 // Sketch rule sets: ./configs when it has them, else the installed copy.
 std::string DefaultConfigDir();

@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
   tunefarm::cli::AddFleetCommand(app, &exit_code);
   tunefarm::cli::AddWorkerCommand(app, &exit_code);
   tunefarm::cli::AddImportCommand(app, &exit_code);
+  tunefarm::cli::AddReportCommand(app, &exit_code);
 #ifdef TUNEFARM_CLI_HAS_DB
   tunefarm::cli::AddDbCommand(app, &exit_code);
 #endif
