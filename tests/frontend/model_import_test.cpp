@@ -11,6 +11,7 @@
 #include "tunefarm/compiler/interpreter/host_buffer.h"
 #include "tunefarm/compiler/interpreter/interpreter.h"
 #include "tunefarm/compiler/lower/lower.h"
+#include "compiled_vs_interpreted.h"
 #include "tunefarm/frontend/model.h"
 
 namespace tunefarm::frontend {
@@ -131,26 +132,7 @@ TEST(ModelImport, SmallTasksDefaultProgramsMatchTheInterpreter) {
     Model m = Import(name);
     for (const ModelTask& t : m.tasks) {
       if (t.workload.Flops() > kFlopBudget) continue;
-      auto f = LowerToPrimFunc(t.workload);
-      ASSERT_TRUE(f.ok()) << t.workload.name << ": " << f.status().ToString();
-      std::mt19937_64 rng(7);
-      std::vector<HostBuffer> ref, jitted;
-      for (size_t i = 0; i < f->params.size(); ++i) {
-        ref.push_back(HostBuffer::Like(f->params[i]));
-        if (i < f->num_inputs) ref.back().FillRandom(rng);
-        jitted.push_back(HostBuffer::Like(f->params[i]));
-        std::memcpy(jitted.back().data(), ref.back().data(), size_t(ref.back().size_bytes()));
-      }
-      std::vector<HostBuffer*> ref_ptrs;
-      std::vector<void*> raw;
-      for (auto& b : ref) ref_ptrs.push_back(&b);
-      for (auto& b : jitted) raw.push_back(b.data());
-      ASSERT_TRUE(Interpret(*f, ref_ptrs).ok()) << t.workload.name;
-      auto jit = JitCompile(*f, Target::Host());
-      ASSERT_TRUE(jit.ok()) << t.workload.name << ": " << jit.status().ToString();
-      ASSERT_TRUE((*jit)->Run(raw).ok());
-      CompareResult cmp = CompareBuffers(jitted.back(), ref.back(), 1e-4, 1e-4);
-      EXPECT_TRUE(cmp.equal) << t.workload.name << ": " << cmp.message;
+      testing::ExpectCompiledEqualsInterpreted(t.workload);
       ++checked;
     }
   }

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <random>
 
+#include "compiled_vs_interpreted.h"
 #include "task_slice.h"
 #include "tunefarm/compiler/codegen/llvm/codegen_llvm.h"
 #include "tunefarm/compiler/interpreter/host_buffer.h"
@@ -19,30 +20,6 @@ namespace {
 
 constexpr double kShrunkFlops = 4e6;
 
-void ExpectCompiledEqualsInterpreted(const Workload& w) {
-  auto f = LowerToPrimFunc(w);
-  ASSERT_TRUE(f.ok()) << w.name << ": " << f.status().ToString();
-  std::mt19937_64 rng(3);
-  std::vector<HostBuffer> ref, jitted;
-  for (size_t i = 0; i < f->params.size(); ++i) {
-    ref.push_back(HostBuffer::Like(f->params[i]));
-    if (i < f->num_inputs) ref.back().FillRandom(rng);
-    jitted.push_back(HostBuffer::Like(f->params[i]));
-    std::memcpy(jitted.back().data(), ref.back().data(), size_t(ref.back().size_bytes()));
-  }
-  std::vector<HostBuffer*> ref_ptrs;
-  std::vector<void*> raw;
-  for (auto& b : ref) ref_ptrs.push_back(&b);
-  for (auto& b : jitted) raw.push_back(b.data());
-  Status interpreted = Interpret(*f, ref_ptrs);
-  ASSERT_TRUE(interpreted.ok()) << w.name << ": " << interpreted.ToString();
-  auto jit = JitCompile(*f, Target::Host());
-  ASSERT_TRUE(jit.ok()) << w.name << ": " << jit.status().ToString();
-  ASSERT_TRUE((*jit)->Run(raw).ok()) << w.name;
-  CompareResult cmp = CompareBuffers(jitted.back(), ref.back(), 1e-4, 1e-4);
-  EXPECT_TRUE(cmp.equal) << w.name << ": " << cmp.message;
-}
-
 class ShrunkTaskTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ShrunkTaskTest, EveryTaskOnCornersOfItsOutputMatchesTheInterpreter) {
@@ -54,7 +31,7 @@ TEST_P(ShrunkTaskTest, EveryTaskOnCornersOfItsOutputMatchesTheInterpreter) {
       ASSERT_TRUE(small.ok()) << t.workload.name << ": " << small.status().ToString();
       EXPECT_LE(small->Flops(), kShrunkFlops) << small->name << " is not shrunk enough to interpret";
       if (small->Flops() > kShrunkFlops) continue;
-      ExpectCompiledEqualsInterpreted(*small);
+      testing::ExpectCompiledEqualsInterpreted(*small);
     }
   }
 }
