@@ -194,7 +194,10 @@ Status TuningLoop::SearchRounds(const std::atomic<bool>& stop, const Report& rep
     if (done >= budget) break;
     if (std::all_of(exhausted.begin(), exhausted.end(), [](bool b) { return b; })) break;
     std::vector<TaskHistory> histories;
-    for (const auto& s : states_) histories.push_back(s->history);
+    for (size_t k = 0; k < states_.size(); ++k) {
+      histories.push_back(states_[k]->history);
+      histories.back().best_seconds = status_[k].best_seconds;
+    }
     const size_t i = scheduler.Next(histories, exhausted);
     TF_ASSIGN_OR_RETURN(const bool measured, SearchRound(i, std::min(options_.batch_size, budget - done), scorer, exhausted));
     if (measured) report(i, false);
@@ -218,6 +221,7 @@ Result<bool> TuningLoop::SearchRound(size_t i, int want, CandidateScorer& scorer
   }
   if (batch.empty()) return false;
   TF_RETURN_IF_ERROR(MeasureAndRecord(state, status_[i], std::move(batch), options_.measure, confirmations));
+  state.history.AddSearchBatch(status_[i].trials, status_[i].best_seconds);
   // A batch of a confirmation alone can leave another trace leading with
   // one measurement: the task stays in the rotation until that one is
   // measured again too (each trace once, so this ends).

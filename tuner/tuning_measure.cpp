@@ -4,7 +4,6 @@
 // and taught to the cost model; and which best the next batch measures again
 // (NoteUnconfirmedBest).
 #include <algorithm>
-#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -151,9 +150,6 @@ std::optional<double> TuningLoop::NoteResult(TaskState& state, TaskStatus& statu
 void TuningLoop::NoteBatchDone(TaskState& state, TaskStatus& status, const std::vector<Candidate>& batch) {
   state.SortSuccesses();
   NoteUnconfirmedBest(state, status, batch);
-  state.history.trials = status.trials;
-  state.history.best_after_batch.push_back(status.best_seconds > 0 ? status.best_seconds
-                                                                    : std::numeric_limits<double>::infinity());
   if (status.best_seconds > 0) status.curve.push_back({status.trials, status.flops / status.best_seconds / 1e9});
 }
 

@@ -4,7 +4,6 @@
 // its time noted as the loop ranks traces (trace_times.h), and the program
 // taught to the cost model.
 #include <algorithm>
-#include <limits>
 #include <map>
 #include <set>
 #include <string>
@@ -47,6 +46,7 @@ Status TuningLoop::Resume(TaskState& state, TaskStatus& status) {
       it->second.second = true;
     }
   };
+  int searched_records = 0;  // records of a tuned trace, not the default
   Status st = db_->ForEachRecord({state.task.hash, target.target}, [&](const database::TuningRecord& r) -> Status {
     // Records of other devices (another device key of a fleet, a test device)
     // belong to their own tuning runs: their times say nothing about this one.
@@ -64,6 +64,7 @@ Status TuningLoop::Resume(TaskState& state, TaskStatus& status) {
     // Parsed once here, where the text enters: the loop compares traces.
     auto trace = Trace::Parse(r.trace);
     if (!trace.ok()) return Status::OK();  // a record of another version: counted, not reused
+    if (trace->size() > 0) ++searched_records;
     auto c = state.search->Replay(*trace);
     if (!c.ok()) return Status::OK();
     state.measured.insert(c->hash);
@@ -107,11 +108,9 @@ Status TuningLoop::Resume(TaskState& state, TaskStatus& status) {
     if (t.count > 0) state.successes.push_back({t.Mean(), t.trace});
   }
   state.SortSuccesses();
-  if (status.trials > 0) {
-    state.history.trials = status.trials;
-    state.history.best_after_batch.push_back(status.best_seconds > 0 ? status.best_seconds
-                                                                      : std::numeric_limits<double>::infinity());
-  }
+  // A task the stopped run searched stands where it stopped; one with only
+  // its default measured still gets its first batch before the others' next.
+  if (searched_records > 0) state.history.AddSearchBatch(status.trials, status.best_seconds);
   // A best the stopped run left unconfirmed rides with this run's first batch.
   NoteUnconfirmedBest(state, status, {});
   if (model_ && !training.empty()) TF_RETURN_IF_ERROR(model_->Update(training));

@@ -85,11 +85,23 @@ TEST_F(CliTest, TuneResumeCompileLinkAndCheck) {
   EXPECT_NE(svg_text.find("<svg"), std::string::npos);
   EXPECT_NE(svg_text.find("polyline"), std::string::npos);
 
-  // Resume: the earlier trials count and are not measured again.
+  // Resume: the earlier trials count and are not measured again. A best that
+  // falls back when measured again is confirmed past the budget, so the first
+  // run may hold a trial or two more than its 10.
+  int64_t first_run_records = 0;
+  {
+    auto first = database::Database::Open(P("log.db"));
+    ASSERT_TRUE(first.ok()) << first.status().ToString();
+    ASSERT_TRUE((*first)->ForEachRecord({}, [&](const database::TuningRecord&) {
+                         ++first_run_records;
+                         return Status::OK();
+                       }).ok());
+  }
+  ASSERT_GE(first_run_records, 10);
   Output again = RunTunefarm("tune " + P("mm.tf") + " --trials 14 --batch-size 4 --repeat 2 --min-repeat-ms 2 --db " + P("log.db") +
                      " --curve ''");
   ASSERT_EQ(again.code, 0) << again.text;
-  EXPECT_NE(again.text.find("10 resumed"), std::string::npos) << again.text;
+  EXPECT_NE(again.text.find(std::to_string(first_run_records) + " resumed"), std::string::npos) << again.text;
 
   auto db = database::Database::Open(P("log.db"));
   ASSERT_TRUE(db.ok()) << db.status().ToString();
@@ -103,7 +115,8 @@ TEST_F(CliTest, TuneResumeCompileLinkAndCheck) {
                   return Status::OK();
                 }).ok());
   const int64_t best_id = ranking.id();
-  EXPECT_EQ(records, 14);
+  EXPECT_GE(records, 14);
+  EXPECT_LE(records, 16);  // at most two confirmations past the budget
   ASSERT_GT(best_id, 0);
   ASSERT_GE(tuned.size(), 2u);
   // A failed measurement of one of those schedules, for `show --record` below.
