@@ -240,6 +240,20 @@ int Target::VectorBits() const {
   return 128;
 }
 
+int Target::VectorRegisters() const {
+  if (kind != "llvm") return 0;
+  llvm::Triple tt(triple);
+  if (tt.isAArch64()) return 32;
+  return VectorBits() == 512 ? 32 : 16;
+}
+
+bool Target::HasFeature(std::string_view name) const {
+  if (kind != "llvm" || name.empty()) return false;
+  auto sti = SubtargetInfo(triple, cpu, features);
+  if (sti == nullptr) return false;
+  return sti->checkFeatures("+" + std::string(name));
+}
+
 bool Target::is_host() const {
   if (kind != "llvm") return false;
   llvm::Triple mine(triple), host(Host().triple);

@@ -10,7 +10,14 @@
 
 namespace tunefarm::tuner {
 
-Result<CpuSketchConfig> LoadCpuSketchConfig(const std::string& path) {
+CpuSketchConfig CpuSketchDefaultsFor(const Target& target) {
+  CpuSketchConfig c;
+  c.vector_lanes = std::max(1, target.VectorBits() / 32);
+  c.max_vector_register_tile = std::max(1, target.VectorRegisters() / 8);
+  return c;
+}
+
+Result<CpuSketchConfig> LoadCpuSketchConfig(const std::string& path, const CpuSketchConfig& defaults) {
   static const std::set<std::string> kKeys = {"spatial_levels", "reduce_levels", "max_vector_lanes", "max_inner_tile",
                                               "max_reduce_inner_tile", "unroll_steps", "cache_write", "inline_elementwise",
                                               "vector_lanes", "max_vector_register_tile",
@@ -21,7 +28,7 @@ Result<CpuSketchConfig> LoadCpuSketchConfig(const std::string& path) {
                                               "stride_phases", "register_tile_floor"};
   TF_ASSIGN_OR_RETURN(KnobsFile file, KnobsFile::Read(path, kKeys));
   const toml::table& table = file.table();
-  CpuSketchConfig c;
+  CpuSketchConfig c = defaults;
   auto get_int = [&](const char* key, int64_t lo, int64_t hi, int64_t* out) { return file.GetInt(key, lo, hi, out); };
   auto get_bool = [&](const char* key, bool* out) { return file.GetBool(key, out); };
   int64_t spatial = c.spatial_levels, reduce = c.reduce_levels;
@@ -69,11 +76,12 @@ Result<CpuSketchConfig> LoadCpuSketchConfig(const std::string& path) {
 SketchRuleSet CpuSketchRules() {
   SketchRuleSet rules;
   rules.config_file = "cpu.toml";
-  rules.make = [](const std::string& config_path,
+  rules.make = [](const Target& target, const std::string& config_path,
                   const std::set<std::string>* replayable) -> Result<std::unique_ptr<SketchPolicy>> {
-    CpuSketchConfig config;
+    // The vector unit's knobs come from the target; the file may still set them.
+    CpuSketchConfig config = CpuSketchDefaultsFor(target);
     if (!config_path.empty()) {
-      TF_ASSIGN_OR_RETURN(config, LoadCpuSketchConfig(config_path));
+      TF_ASSIGN_OR_RETURN(config, LoadCpuSketchConfig(config_path, config));
     }
     // Every other rule writes instructions that workers have replayed from the
     // first version on; the padding rules came later.

@@ -38,7 +38,7 @@ Result<CudaSketchConfig> LoadCudaSketchConfig(const std::string& path) {
 SketchRuleSet CudaSketchRules() {
   SketchRuleSet rules;
   rules.config_file = "cuda.toml";
-  rules.make = [](const std::string& config_path,
+  rules.make = [](const Target&, const std::string& config_path,
                   const std::set<std::string>*) -> Result<std::unique_ptr<SketchPolicy>> {
     CudaSketchConfig config;
     if (!config_path.empty()) {

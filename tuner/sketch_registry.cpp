@@ -35,7 +35,7 @@ Result<std::unique_ptr<SketchPolicy>> SketchRegistry::Make(const Target& target,
   if (!config_dir.empty() && std::filesystem::exists(config_dir + "/sketch/" + rules.config_file)) {
     path = config_dir + "/sketch/" + rules.config_file;
   }
-  return rules.make(path, replayable);
+  return rules.make(target, path, replayable);
 }
 
 const SketchRegistry& SketchRegistry::BuiltIn() {

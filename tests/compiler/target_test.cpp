@@ -63,6 +63,21 @@ TEST(TargetTest, ParsesCrossTargets) {
   EXPECT_EQ(MustParse("llvm -mtriple=x86_64-linux-gnu -mcpu=x86-64 -mattr=+avx512f").VectorBits(), 512);
   EXPECT_EQ(MustParse("llvm -mtriple=x86_64-linux-gnu -mcpu=znver4 -mattr=-avx512f").VectorBits(), 256);
 
+  // The vector register file the CPU sketch rules size register tiles by.
+  EXPECT_EQ(arm.VectorRegisters(), 32);
+  EXPECT_EQ(zen.VectorRegisters(), 32);
+  EXPECT_EQ(MustParse("llvm -mtriple=x86_64-linux-gnu -mcpu=haswell").VectorRegisters(), 16);
+  EXPECT_EQ(MustParse("cuda -arch=sm_90").VectorRegisters(), 0);
+  // Features, from the CPU's own or -mattr: the int8 dot products.
+  EXPECT_FALSE(arm.HasFeature("dotprod"));
+  EXPECT_TRUE(MustParse("llvm -mtriple=aarch64-linux-gnu -mattr=+dotprod").HasFeature("dotprod"));
+  EXPECT_TRUE(MustParse("llvm -mtriple=aarch64-linux-gnu -mcpu=neoverse-n1").HasFeature("dotprod"));
+  EXPECT_FALSE(MustParse("llvm -mtriple=aarch64-linux-gnu -mcpu=neoverse-n1").HasFeature("i8mm"));
+  EXPECT_TRUE(MustParse("llvm -mtriple=aarch64-linux-gnu -mcpu=neoverse-v1").HasFeature("i8mm"));
+  EXPECT_TRUE(zen.HasFeature("avx512vnni"));
+  EXPECT_FALSE(MustParse("llvm -mtriple=x86_64-linux-gnu -mcpu=haswell").HasFeature("avx512vnni"));
+  EXPECT_FALSE(MustParse("cuda -arch=sm_90").HasFeature("dotprod"));
+
   Target threads = MustParse("llvm -mtriple=x86_64-linux-gnu -mcpu=znver3 -num-threads=4");
   EXPECT_EQ(threads.num_threads, 4);
   ExpectRoundTrip(threads);

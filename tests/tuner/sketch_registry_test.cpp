@@ -68,7 +68,7 @@ struct Recorded {
 SketchRuleSet RecordingRules(const std::string& file, Recorded* out) {
   SketchRuleSet rules;
   rules.config_file = file;
-  rules.make = [out](const std::string& path, const std::set<std::string>* replayable)
+  rules.make = [out](const Target&, const std::string& path, const std::set<std::string>* replayable)
       -> Result<std::unique_ptr<SketchPolicy>> {
     out->paths.push_back(path);
     out->replayable.push_back(replayable != nullptr);

@@ -41,6 +41,14 @@ struct Target {
   std::string DeviceKey() const;
   // Widest native vector in bits for the features (512 with avx512f, 256 with avx, 128 otherwise).
   int VectorBits() const;
+  // Architectural vector registers of that width: 32 with avx512f and on
+  // AArch64 (v0-v31), 16 on other x86 (ymm/xmm0-15).
+  int VectorRegisters() const;
+  // Whether the target's CPU and features include the LLVM feature `name`
+  // (e.g. "dotprod", "i8mm", "avx512vnni"), a name LLVM knows for the
+  // triple (another is false, with LLVM's warning on stderr); false for
+  // cuda targets.
+  bool HasFeature(std::string_view name) const;
   bool is_host() const;
   friend bool operator==(const Target&, const Target&) = default;
 };

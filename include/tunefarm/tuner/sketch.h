@@ -90,9 +90,16 @@ struct CpuSketchConfig {
   int64_t rfactor_min_reduction = 1024;
 };
 
-// Reads a rule-set file; a missing key keeps its default, an unknown key or a
-// bad value is an error naming the file, key and problem.
-Result<CpuSketchConfig> LoadCpuSketchConfig(const std::string& path);
+// The rules' defaults for a target's vector unit: vector_lanes is the f32
+// lanes of its widest vector (16 with AVX-512, 8 with AVX2, 4 with NEON) and
+// max_vector_register_tile an eighth of its vector registers (4 of 32, 2 of
+// 16), so the register tile's vectors fit the register file; the rest are
+// the struct's defaults.
+CpuSketchConfig CpuSketchDefaultsFor(const Target& target);
+
+// Reads a rule-set file over `defaults`; a missing key keeps its default, an
+// unknown key or a bad value is an error naming the file, key and problem.
+Result<CpuSketchConfig> LoadCpuSketchConfig(const std::string& path, const CpuSketchConfig& defaults = {});
 
 class SketchPolicy {
  public:

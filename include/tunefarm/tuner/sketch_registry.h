@@ -23,10 +23,11 @@ namespace tunefarm::tuner {
 struct SketchRuleSet {
   // Its knobs' file under <config_dir>/sketch/, e.g. "cpu.toml".
   std::string config_file;
-  // The policy, from the knobs' file (its path; empty when there is none:
-  // the built-in defaults) and the instructions every measuring worker
-  // replays (null: any; a rule whose instruction some worker lacks is off).
-  std::function<Result<std::unique_ptr<SketchPolicy>>(const std::string& config_path,
+  // The policy for a target, from the knobs' file (its path; empty when
+  // there is none: the built-in defaults, some of them the target's) and the
+  // instructions every measuring worker replays (null: any; a rule whose
+  // instruction some worker lacks is off).
+  std::function<Result<std::unique_ptr<SketchPolicy>>(const Target& target, const std::string& config_path,
                                                        const std::set<std::string>* replayable)>
       make;
 };
