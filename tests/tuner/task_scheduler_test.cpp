@@ -103,8 +103,10 @@ std::vector<TuneTask> EightTasks() {
 class TaskSchedulerLoopTest : public testing::TuningLogTest {
  protected:
   TaskSchedulerLoopTest() : TuningLogTest("tunefarm_task_scheduler_") {}
-  std::vector<TaskStatus> Tune(int trials) {
-    TuningLoop loop(testing::LoopOptions(trials), db_.get(), &measurer_, nullptr);
+  std::vector<TaskStatus> Tune(int trials, int batch_size = 8) {
+    TuneOptions options = testing::LoopOptions(trials);
+    options.batch_size = batch_size;
+    TuningLoop loop(options, db_.get(), &measurer_, nullptr);
     std::atomic<bool> stop{false};
     Status st = loop.Run(EightTasks(), stop, nullptr);
     EXPECT_TRUE(st.ok()) << st.ToString();
@@ -132,6 +134,16 @@ TEST_F(TaskSchedulerLoopTest, AJobsFastByDefaultTaskIsSearchedToo) {
   const std::map<std::string, int> searched = SearchedRecords(status);
   for (const std::string name : {"slow0", "slow1", "slow2", "slow3", "slow4", "slow5", "slow6", "fast"}) {
     EXPECT_GE(searched.count(name) ? searched.at(name) : 0, 4) << name << " got no batch of the search";
+  }
+}
+
+// Batches of 16 for 8 tasks in a budget of 88 (8 baselines, 16 in reserve)
+// would search only four of them: the batches shrink to 8 instead.
+TEST_F(TaskSchedulerLoopTest, ABudgetTooSmallForFullBatchesStillSearchesEveryTask) {
+  const std::vector<TaskStatus> status = Tune(88, /*batch_size=*/16);
+  const std::map<std::string, int> searched = SearchedRecords(status);
+  for (const TaskStatus& s : status) {
+    EXPECT_GE(searched.count(s.name) ? searched.at(s.name) : 0, 4) << s.name << " got no batch of the search";
   }
 }
 
