@@ -70,7 +70,7 @@ Result<CompiledModule> LowerAndGenerateAll(const std::vector<ir::PrimFunc>& func
 Result<std::string> EmitMachineCode(CompiledModule& m, llvm::CodeGenFileType type);
 
 // Error codes generated functions return (0 is success).
-inline constexpr int32_t kErrorOutOfMemory = 1;
+inline constexpr int32_t kErrorOutOfMemory = kKernelErrorOutOfMemory;
 
 class CodeGenLLVM {
  public:

@@ -16,6 +16,7 @@
 // compilation has its own state).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -29,6 +30,10 @@ namespace tunefarm {
 
 // A PrimFunc compiled in process. Thread-compatible: Run may be called from
 // several threads at once on different buffers.
+// What a generated entry returns when an allocation inside it failed (0 is
+// success).
+inline constexpr int32_t kKernelErrorOutOfMemory = 1;
+
 class JitKernel {
  public:
   virtual ~JitKernel() = default;
