@@ -12,6 +12,11 @@
 // it. Host features are stored as the difference from what the chosen CPU
 // implies, so the canonical text stays short.
 //
+// The lean worker (TUNEFARM_LEAN_WORKER) links no LLVM: there the same
+// functions read the text alone (compiler/target_lean.cpp): x86_64 and
+// aarch64 triples, well-formed CPU and feature names, a host of uname's
+// machine with CPU "generic", and features only as the text lists them.
+//
 // ParseTargetField is the check every entry point applies to a target a
 // caller names (SubmitJob, Compile, the TuningLog lookups, `tunefarm tune`,
 // `compile`, `jobs submit`), so one target is accepted or refused, with one
