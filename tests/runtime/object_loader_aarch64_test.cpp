@@ -17,61 +17,13 @@
 #include <fstream>
 #include <sstream>
 
+#include "aarch64/driver_run.h"
 #include "object_loader_test_util.h"
 
 namespace tunefarm::testing {
 namespace {
 
 namespace fs = std::filesystem;
-
-constexpr const char* kAArch64 = "llvm -mtriple=aarch64-linux-gnu";
-
-::testing::AssertionResult ToolsPresent() {
-  if (std::string(TUNEFARM_AARCH64_DRIVER).empty()) {
-    return ::testing::AssertionFailure() << "aarch64-linux-gnu-g++ was not found when tunefarm was configured: "
-                                            "install it (scripts/setup.sh) and configure again";
-  }
-  if (std::string(TUNEFARM_QEMU_AARCH64).empty()) {
-    return ::testing::AssertionFailure() << "qemu-aarch64 was not found when tunefarm was configured: "
-                                            "install qemu-user (scripts/setup.sh) and configure again";
-  }
-  return ::testing::AssertionSuccess();
-}
-
-// A scratch folder for one driver run, removed with this object.
-class RunDir {
- public:
-  RunDir() {
-    static int count = 0;
-    path_ = fs::temp_directory_path() /
-            ("tunefarm_loader_a64_" + std::to_string(::getpid()) + "_" + std::to_string(count++));
-    fs::create_directories(path_);
-  }
-  ~RunDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  void Write(const std::string& name, const void* data, size_t bytes) const {
-    std::ofstream(path_ / name, std::ios::binary).write(static_cast<const char*>(data), std::streamsize(bytes));
-  }
-  void Write(const std::string& name, const std::string& text) const { Write(name, text.data(), text.size()); }
-  std::string Read(const std::string& name) const { return ReadTextFile((path_ / name).string()); }
-  // Runs the driver under qemu; its exit status and output.
-  std::pair<int, std::string> RunDriver() const {
-    std::string command = "TUNEFARM_NUM_THREADS=3 '" + std::string(TUNEFARM_QEMU_AARCH64) + "' '" +
-                          TUNEFARM_AARCH64_DRIVER + "' '" + path_.string() + "' 2>&1";
-    FILE* pipe = popen(command.c_str(), "r");
-    if (pipe == nullptr) return {-1, "popen failed"};
-    std::string output;
-    char buffer[4096];
-    for (size_t n; (n = fread(buffer, 1, sizeof(buffer), pipe)) > 0;) output.append(buffer, n);
-    int status = pclose(pipe);
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-  }
-
- private:
-  fs::path path_;
-};
 
 // Runs `scheduled` (emitted for AArch64 with `options`) under qemu on random
 // inputs from `seed`, through its split entries when it has a prepack split,
