@@ -13,7 +13,7 @@ PACKAGES=(
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
   libdnnl-dev libopenblas-dev
-  qemu-user g++-aarch64-linux-gnu
+  qemu-user g++-aarch64-linux-gnu file
   zlib1g-dev libzstd-dev libedit-dev libxml2-dev libffi-dev
 )
 
