@@ -1,11 +1,7 @@
 // Client connection flags (client_options.h).
 #include "client_options.h"
 
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
+#include "tunefarm/rpc/token_file.h"
 
 namespace tunefarm::cli {
 
@@ -34,28 +30,7 @@ Result<rpc::ClientSecurity> ClientSecurityFromFlags(const ClientFlags& f) {
   return s;
 }
 
-Result<std::string> ReadTokenFile(const std::string& path) {
-  std::error_code ec;
-  const std::string where = std::filesystem::absolute(path, ec).string();
-  errno = 0;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    int error = errno;
-    return Status::NotFound("--token-file: cannot read " + where + ": " +
-                            (error != 0 ? std::strerror(error) : "it cannot be opened"));
-  }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string token = ss.str();
-  const char* space = " \t\r\n";
-  size_t first = token.find_first_not_of(space);
-  if (first == std::string::npos) return Status::InvalidArgument("--token-file: " + where + " is empty");
-  token = token.substr(first, token.find_last_not_of(space) - first + 1);
-  if (token.find_first_of(space) != std::string::npos) {
-    return Status::InvalidArgument("--token-file: " + where + " must hold the token alone, on one line");
-  }
-  return token;
-}
+Result<std::string> ReadTokenFile(const std::string& path) { return rpc::ReadTokenFile(path); }
 
 Result<std::shared_ptr<grpc::Channel>> ChannelFromFlags(const ClientFlags& f, rpc::ClientSecurity* security) {
   TF_ASSIGN_OR_RETURN(*security, ClientSecurityFromFlags(f));

@@ -1,190 +1,30 @@
 // `tunefarm worker`: a measurement worker that dials the tuner daemon and
-// measures what it is sent, until SIGINT/SIGTERM.
-#include <fmt/core.h>
-#include <signal.h>
-#include <unistd.h>
+// measures what it is sent, until SIGINT/SIGTERM. Its flags, checks and run
+// loop are the worker's own (worker_flags.h), shared with the lean board
+// worker `tunefarm-worker`.
+#include <memory>
 
-#include <atomic>
-#include <charconv>
-
-#include "client_options.h"
 #include "commands.h"
-#include "tunefarm/worker/device_backend.h"
-#include "tunefarm/worker/fleet_worker.h"
+#include "tunefarm/worker/worker_flags.h"
 
 namespace tunefarm::cli {
 
-namespace {
-
-// Misconfiguration (bad flags, unreadable files) is a user error like in
-// every other command (exit 1), distinct from a worker that ran and stopped.
-constexpr int kExitUsage = kExitUserError;
-
-std::atomic<bool> g_stop{false};
-
-void OnSignal(int) {
-  if (g_stop.exchange(true)) std::_Exit(130);  // a second signal: leave now
-  const char msg[] = "\ntunefarm worker: stopping after the batch being measured (again to quit at once)\n";
-  (void)!write(2, msg, sizeof(msg) - 1);
-}
-
-struct WorkerCli {
-  std::string tuner;
-  std::string device = "cpu";
-  std::string device_key;
-  std::string hostname;
-  std::string max_in_flight = "16";  // numbers are parsed here, so that a typo gets our message
-  std::string ca, cert, key, token_file;
-  bool insecure = false;
-  std::string inject_faults;    // TEST ONLY
-  std::string inject_every;     // TEST ONLY
-  std::string test_latency_ms;  // TEST ONLY
-};
-
-int Usage(const std::string& message) {
-  fmt::print(stderr, "error: {}\nRun `tunefarm worker --help` for the options and examples.\n", message);
-  return kExitUsage;
-}
-
-// A whole-string number within [lo, hi]; `flag` names it in the error.
-template <typename T>
-Result<T> ParseNumber(const std::string& flag, const std::string& text, T lo, T hi) {
-  T value{};
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value < lo || value > hi) {
-    return Status::InvalidArgument(flag + " must be a number in " + fmt::format("{}..{}", lo, hi) + ", not '" + text +
-                                   "'");
-  }
-  return value;
-}
-
-int RunWorker(const WorkerCli& c) {
-  // Checked here rather than by CLI11, so every usage error exits 1 with our message.
-  if (c.tuner.empty()) {
-    return Usage("--tuner HOST:PORT is required: the address of the tuner daemon (`tunefarm serve`)");
-  }
-  if (Status s = CheckTunerAddress(c.tuner); !s.ok()) return Usage("--tuner: " + s.message());
-  if (auto device = FindDeviceBackend(c.device); !device.ok()) return Usage("--device: " + device.status().message());
-  auto max_in_flight = ParseNumber("--max-in-flight", c.max_in_flight, 1, 1024);
-  if (!max_in_flight.ok()) return Usage(max_in_flight.status().message());
-  if (c.insecure && (!c.ca.empty() || !c.cert.empty() || !c.key.empty())) {
-    return Usage("--insecure (plaintext) cannot be combined with --ca, --cert or --key");
-  }
-  if (!c.insecure && c.ca.empty()) {
-    return Usage(
-        "--ca is required over TLS (the CA that signed the tuner's certificate), with --cert and --key; "
-        "or --insecure for a tuner on this machine");
-  }
-  if (!c.inject_every.empty() && c.inject_faults.empty()) return Usage("--inject-every needs --inject-faults");
-  auto inject_every = ParseNumber("--inject-every", c.inject_every.empty() ? "1" : c.inject_every, 1, 1000000);
-  if (!inject_every.ok()) return Usage(inject_every.status().message());
-  auto latency = ParseNumber("--test-latency-ms", c.test_latency_ms.empty() ? "0" : c.test_latency_ms, 0.0, 3.6e6);
-  if (!latency.ok()) return Usage(latency.status().message());
-
-  FleetWorkerOptions o;
-  o.tuner_address = c.tuner;
-  o.security.insecure = c.insecure;
-  o.security.ca = c.ca;
-  o.security.cert = c.cert;
-  o.security.key = c.key;
-  if (!c.token_file.empty()) {
-    auto token = ReadTokenFile(c.token_file);
-    if (!token.ok()) return Usage(token.status().message());
-    o.security.token = *token;
-  }
-  o.device = c.device;
-  o.device_key = c.device_key;
-  o.hostname = c.hostname;
-  o.max_in_flight = *max_in_flight;
-  o.inject_fault = c.inject_faults;
-  o.inject_every = *inject_every;
-  o.test_latency_ms = *latency;
-  o.stop = &g_stop;
-  auto worker = FleetWorker::Create(std::move(o));
-  if (!worker.ok()) return Usage(worker.status().message());
-  if (c.insecure && c.token_file.empty()) {
-    fmt::print(stderr, "warning: no --token-file; a plaintext tuner admits workers by worker token only\n");
-  }
-
-  g_stop = false;
-  struct sigaction action = {};
-  struct sigaction old_int = {};
-  struct sigaction old_term = {};
-  action.sa_handler = OnSignal;
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, &old_int);
-  sigaction(SIGTERM, &action, &old_term);
-  Status st = (*worker)->Run();
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGTERM, &old_term, nullptr);
-  if (!st.ok()) {
-    fmt::print(stderr, "error: {}\n", st.ToString());
-    return st.code() == StatusCode::kFailedPrecondition ? kExitUserError : kExitInternalError;
-  }
-  return kExitOk;
-}
-
-}  // namespace
+static_assert(kWorkerExitOk == kExitOk && kWorkerExitUsage == kExitUserError &&
+              kWorkerExitInternal == kExitInternalError);
 
 void AddWorkerCommand(CLI::App& app, int* exit_code) {
-  auto c = std::make_shared<WorkerCli>();
+  auto flags = std::make_shared<WorkerFlags>();
   CLI::App* cmd = app.add_subcommand("worker", "Measure candidates for a tuner daemon (dials it; runs until stopped)");
-  cmd->footer(
+  static const WorkerProgram program{
+      "tunefarm worker",
       "Dials the tuner daemon (so a machine behind NAT can join), registers this machine's device\n"
       "key and hardware, and measures the candidates it is sent: each is built and run in an isolated\n"
       "runner process (a crash or hang costs one candidate), timed, and checked against the reference.\n"
       "Results go back to the tuner, which records them; the worker keeps no database. It reconnects\n"
       "by itself (backoff up to 5 s) when the tuner restarts or the network drops, and re-sends results\n"
-      "measured meanwhile. SIGINT/SIGTERM stop it once the batch being measured is sent.\n\n"
-      "Security: over TLS give --ca (the fleet CA) and a certificate signed by it with the worker\n"
-      "role, the URI subjectAltName tunefarm:role=worker (--cert, --key; docs/fleet.md, \"Issuing\n"
-      "credentials\"): a client's certificate is refused as a worker. --insecure (plaintext) is\n"
-      "allowed only to a loopback tuner, which then admits workers by the worker token in\n"
-      "--token-file. Tokens are never taken on the command line.\n\n"
-      "Examples:\n"
-      "  tunefarm worker --tuner tuner.lab:7878 --ca fleet-ca.pem --cert worker.pem --key worker.key\n"
-      "  tunefarm worker --tuner 127.0.0.1:7878 --insecure --token-file ~/.config/tunefarm/worker-token\n"
-      "  tunefarm worker --tuner 127.0.0.1:7878 --insecure --token-file token --device test --max-in-flight 64\n"
-      "      a TEST DEVICE: instant synthetic timings, for dispatch benchmarks and fault tests; the\n"
-      "      tuner records them as synthetic and never serves them as tuned kernels\n\n"
-      "Exit codes: 0 stopped by a signal, 1 usage or configuration error, 2 internal error.");
-  cmd->add_option("--tuner", c->tuner, "HOST:PORT of the tuner daemon's Fleet service (required)")
-      ->type_name("HOST:PORT");
-  std::string devices;
-  for (const DeviceBackend& d : DeviceBackends()) devices += (devices.empty() ? "" : "; ") + d.name + ": " + d.summary;
-  cmd->add_option("--device", c->device, devices)
-      ->capture_default_str();
-  cmd->add_option("--device-key", c->device_key,
-                  "What this worker measures for; the tuner sends it only candidates of that key "
-                  "(default: cpu-<host CPU>, e.g. cpu-znver4; cuda-<arch>, e.g. cuda-sm_90, for --device cuda:N; "
-                  "'test' for --device test)")
-      ->type_name("KEY");
-  cmd->add_option("--max-in-flight", c->max_in_flight, "Candidates accepted at once, 1..1024")
-      ->type_name("N")
-      ->capture_default_str();
-  cmd->add_option("--hostname", c->hostname, "Name reported to the tuner (default: this machine's host name)");
-  cmd->add_option("--ca", c->ca, "PEM: the CA certificate that signed the tuner's certificate")->type_name("FILE");
-  cmd->add_option("--cert", c->cert, "PEM: this worker's certificate, signed by the fleet CA with the worker role")
-      ->type_name("FILE");
-  cmd->add_option("--key", c->key, "PEM: the private key of --cert")->type_name("FILE");
-  cmd->add_option("--token-file", c->token_file, "File holding the worker token (plaintext loopback tuners)")
-      ->type_name("FILE");
-  cmd->add_flag("--insecure", c->insecure, "Plaintext, without TLS: only to a tuner on a loopback address");
-  const char* test_group = "TEST ONLY (fault tests of the fleet; never in production)";
-  cmd->add_option("--inject-faults", c->inject_faults,
-                  "TEST ONLY: make candidates misbehave in the runner: crash or hang "
-                  "(also segfault, abort, wrong, hang_build, crash_build, and cuda-illegal-address for cuda "
-                  "targets); --device cpu or cuda:N")
-      ->group(test_group);
-  cmd->add_option("--inject-every", c->inject_every, "TEST ONLY: inject into 1 of every N candidates (default 1)")
-      ->type_name("N")
-      ->group(test_group);
-  cmd->add_option("--test-latency-ms", c->test_latency_ms,
-                  "TEST ONLY: the test device takes this long per candidate, one after another "
-                  "(keeps candidates in flight)")
-      ->type_name("MS")
-      ->group(test_group);
-  cmd->callback([c, exit_code] { *exit_code = RunWorker(*c); });
+      "measured meanwhile. SIGINT/SIGTERM stop it once the batch being measured is sent."};
+  AddWorkerFlags(*cmd, *flags, program);
+  cmd->callback([flags, exit_code] { *exit_code = RunWorker(*flags, program); });
 }
 
 }  // namespace tunefarm::cli

@@ -3,6 +3,20 @@
 
 find_package(Threads REQUIRED)
 
+# The lean board worker (TUNEFARM_LEAN_WORKER) needs only what it links:
+# gRPC and Protobuf (found by rpc/), nlohmann-json, CLI11 (header-only) and,
+# for its tests, GoogleTest. No LLVM, SQLite, XGBoost, ONNX, oneDNN, fmt,
+# spdlog or toml++.
+if(TUNEFARM_LEAN_WORKER)
+  find_package(nlohmann_json REQUIRED)
+  find_package(CLI11 CONFIG REQUIRED)
+  set(TUNEFARM_HAVE_CUDA OFF)
+  if(TUNEFARM_BUILD_TESTS)
+    find_package(GTest REQUIRED)
+  endif()
+  return()
+endif()
+
 # LLVM 16: its CMake config needs the C language enabled (see project()).
 find_package(LLVM 16 REQUIRED CONFIG PATHS /usr/lib/llvm-16/lib/cmake/llvm NO_DEFAULT_PATH)
 message(STATUS "tunefarm: LLVM ${LLVM_PACKAGE_VERSION} from ${LLVM_DIR}")

@@ -9,7 +9,7 @@
 #   scripts/arm64-sysroot.sh [--refresh] [DIR]    default DIR: build-arm64/sysroot
 #
 # What it holds: the worker's libraries (gRPC C++, Protobuf, OpenSSL, zlib,
-# nlohmann-json) with everything they Depend on, as dpkg -x unpacks them,
+# nlohmann-json, CLI11) with everything they Depend on, as dpkg -x unpacks them,
 # with Debian 12's merged /usr (lib -> usr/lib) and every absolute symlink
 # made relative. The C and C++ runtime the cross compiler links against is its
 # own (Debian's *-arm64-cross packages, the same glibc 2.36 and GCC 12); the
@@ -31,8 +31,9 @@ set -euo pipefail
 # protobuf-compiler-grpc: gRPC's CMake config (gRPCTargets.cmake) refuses to
 # load unless its plugins exist under the prefix, so find_package(gRPC) needs
 # the arm64 ones present; builds still run the host's grpc_cpp_plugin.
+# libcli11-dev: the worker's command line (header-only, architecture all).
 readonly kPackages=(libgrpc++-dev libprotobuf-dev libssl-dev zlib1g-dev libc6-dev nlohmann-json3-dev
-                    protobuf-compiler-grpc)
+                    protobuf-compiler-grpc libcli11-dev)
 # Packages of the dependency closure the sysroot does not need: documentation
 # only (gcc-12-base), arm64 programs the host runs natively instead (ldd,
 # rpcgen, pkg-config) and libtirpc's /etc/netconfig.
@@ -45,7 +46,7 @@ readonly kRequiredFiles=(
   usr/lib/aarch64-linux-gnu/libstdc++.so.6 usr/include/grpcpp/grpcpp.h
   usr/lib/aarch64-linux-gnu/libgrpc++.so usr/lib/aarch64-linux-gnu/libprotobuf.so
   usr/lib/aarch64-linux-gnu/libssl.so usr/lib/aarch64-linux-gnu/libz.so
-  usr/include/nlohmann/json.hpp
+  usr/include/nlohmann/json.hpp usr/include/CLI/CLI.hpp
 )
 
 Fail() {  # Fail STATUS MESSAGE...

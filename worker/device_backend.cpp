@@ -1,4 +1,6 @@
-// The table of device backends (device_backend.h).
+// The table of device backends (device_backend.h); the lean board worker
+// has its own (device_backend_lean.cpp), both looked up by
+// device_backend_lookup.cpp.
 #include "tunefarm/worker/device_backend.h"
 
 #include "tunefarm/compiler/codegen/cuda/nvrtc.h"
@@ -120,21 +122,6 @@ DeviceBackend TestBackend() {
 const std::vector<DeviceBackend>& DeviceBackends() {
   static const std::vector<DeviceBackend> backends = {CpuBackend(), CudaBackend(), TestBackend()};
   return backends;
-}
-
-Result<const DeviceBackend*> FindDeviceBackend(std::string_view name) {
-  std::string known;
-  for (const DeviceBackend& b : DeviceBackends()) {
-    if (b.name == name) return &b;
-    // "cuda:1": the indexed backend "cuda", if the index is a number.
-    if (b.indexed && name.size() > b.name.size() + 1 && name.substr(0, b.name.size()) == b.name &&
-        name[b.name.size()] == ':' &&
-        name.find_first_not_of("0123456789", b.name.size() + 1) == std::string_view::npos) {
-      return &b;
-    }
-    known += (known.empty() ? "" : "; ") + b.name + ": " + b.summary;
-  }
-  return Status::InvalidArgument("unknown device '" + std::string(name) + "' (" + known + ")");
 }
 
 }  // namespace tunefarm

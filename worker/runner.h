@@ -22,9 +22,10 @@
 
 #include "protocol.h"
 #include "tunefarm/common/status.h"
-#include "tunefarm/compiler/codegen/llvm/codegen_llvm.h"
+#include "tunefarm/compiler/codegen/codegen.h"
 #include "tunefarm/compiler/interpreter/host_buffer.h"
 #include "tunefarm/compiler/ir/ir.h"
+#include "tunefarm/compiler/target.h"
 #include "tunefarm/compiler/codegen/llvm/prepared_call.h"
 #include "tunefarm/compiler/workload/workload.h"
 #include "tunefarm/measure/candidate_program.h"
@@ -59,10 +60,22 @@ struct Reference {
 };
 
 // Workloads up to this many flops get the interpreter as reference; larger
-// ones the compiled default schedule (tests prove the two equal).
+// ones the compiled default schedule (tests prove the two equal), where the
+// runner builds code (BuildsCode()); the lean runner interprets them all.
 // The interpreter runs at roughly 15 Mflop/s, so its references cost at most
 // about 0.7 s, once per workload and seed.
 constexpr double kInterpreterFlopLimit = 1e7;
+
+// How this runner turns a candidate that came without an object into code.
+// Two definitions, chosen by the build: runner_build_jit.cpp asks the code
+// generator of the target's kind (codegen.h, CodeGeneratorFor);
+// runner_lean.cpp (the lean worker, TUNEFARM_LEAN_WORKER) builds no code and
+// answers Unimplemented, saying the daemon must build for this device key.
+// Objects the tuner built are loaded with LoadKernelObject in both.
+Result<std::unique_ptr<JitKernel>> CompileCandidate(const ir::PrimFunc& f, const Target& target,
+                                                    const CodegenOptions& options);
+// Whether CompileCandidate can build code at all.
+bool BuildsCode();
 
 // Computes the expected outputs of a workload too large for the interpreter:
 // `func` is its default PrimFunc as written, `ref.inputs` are filled and
@@ -78,7 +91,8 @@ class ReferenceCache {
   bool Contains(const std::string& key) const;
   void Drop(const std::string& key);
   // How references beyond kInterpreterFlopLimit are computed; unset: the
-  // default schedule JIT-compiled for this host. A GPU runner sets its GPU's
+  // default schedule compiled for this host (CompileCandidate), or the
+  // interpreter where the runner builds no code. A GPU runner sets its GPU's
   // default program (runner_cuda_session.cpp).
   void SetCompiledReference(CompiledReference compute) { compiled_ = std::move(compute); }
 

@@ -82,7 +82,9 @@ Result<std::unique_ptr<Reference>> Compute(const Workload& w, uint64_t seed, con
       ref->outputs.push_back(std::move(b));
     }
   }
-  if (w.Flops() <= kInterpreterFlopLimit) {
+  // A runner that builds no code (the lean worker's) interprets every
+  // workload: slower, but a reference it can trust.
+  if (w.Flops() <= kInterpreterFlopLimit || (!compiled && !BuildsCode())) {
     ref->method = "interpreter";
     std::vector<HostBuffer*> args;
     for (auto& b : ref->inputs) args.push_back(&b);
@@ -94,7 +96,7 @@ Result<std::unique_ptr<Reference>> Compute(const Workload& w, uint64_t seed, con
     if (!s.ok()) return Status(s.code(), "reference (" + ref->method + "): " + s.message());
   } else {
     ref->method = "compiled default schedule";
-    auto kernel = JitCompile(func, Target::Host());
+    auto kernel = CompileCandidate(func, Target::Host(), CodegenOptions{});
     if (!kernel.ok()) return Status(kernel.status().code(), "reference (default schedule): " + kernel.status().message());
     std::vector<void*> args;
     for (auto& b : ref->inputs) args.push_back(b.data());

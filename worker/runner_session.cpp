@@ -16,6 +16,7 @@
 #include "runner_cuda.h"
 #include "tunefarm/measure/timing.h"
 #include "tunefarm/compiler/codegen/codegen.h"
+#include "tunefarm/compiler/codegen/object_kernel.h"
 #include "tunefarm/compiler/codegen/llvm/prepared_call.h"
 #include "tunefarm/compiler/schedule/trace.h"
 #include "tunefarm/compiler/target.h"
@@ -93,16 +94,15 @@ void Session::Build(const MeasureInput& in, CandidatePrograms& programs, Built& 
     return;
   }
   // Built elsewhere (the tuner, for a board that should not compile): load
-  // the object. The workload and trace were still needed for the parameters'
+  // the object with the runtime's loader, whose checks name what this
+  // machine is (CandidatePrograms already refused targets that are not this
+  // host's). The workload and trace were still needed for the parameters'
   // shapes and the reference. A bad object is this candidate's compile error.
   // Measurement calls the prepack split's entries only (prepared_call.h).
   CodegenOptions codegen;
   codegen.whole_entry = false;
-  auto kernel = [&]() -> Result<std::unique_ptr<JitKernel>> {
-    if (!in.object.empty()) return JitLoadObject(in.object, out.func, target);
-    TF_ASSIGN_OR_RETURN(const CodeGenerator* generator, CodeGeneratorFor(target));
-    return generator->JitCompile(out.func, target, codegen);
-  }();
+  auto kernel = in.object.empty() ? CompileCandidate(out.func, target, codegen)
+                                  : LoadKernelObject(in.object, out.func);
   if (!kernel.ok()) {
     std::string what = in.object.empty() ? "" : "loading the prebuilt object: ";
     return fail(MeasureErrorKind::kCompileError, what + kernel.status().ToString());

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -12,7 +13,12 @@
 
 namespace tunefarm::testing {
 
-inline std::string RunnerPath() { return std::string(TUNEFARM_BINARY_DIR) + "/worker/tunefarm-runner"; }
+// The build tree's runner; TUNEFARM_TEST_RUNNER names another (the lean
+// worker's, scripts/lean-worker-build.sh runs PrebuiltObjectTest against it).
+inline std::string RunnerPath() {
+  if (const char* other = std::getenv("TUNEFARM_TEST_RUNNER"); other != nullptr && *other != '\0') return other;
+  return std::string(TUNEFARM_BINARY_DIR) + "/worker/tunefarm-runner";
+}
 
 // A default-schedule trace carrying a test fault line (runner test device).
 inline std::string FaultTrace(const std::string& fault) { return "# tunefarm-test-fault: " + fault + "\n"; }
