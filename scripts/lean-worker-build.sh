@@ -120,6 +120,9 @@ for tool in cmake readelf bc; do
   command -v "$tool" >/dev/null 2>&1 || Fail "$tool not found"
 done
 
+# ccache keys on paths relative to the checkout, so a fresh clone elsewhere
+# (CI's) reuses what an earlier build of the same sources compiled.
+export CCACHE_BASEDIR="$repo" CCACHE_NOHASHDIR=true
 args=(cmake -S "$repo" -B "$build" "${configure[@]}")
 if [ ! -f "$build/CMakeCache.txt" ] && command -v ninja >/dev/null 2>&1; then args+=(-G Ninja); fi
 mkdir -p "$build"
