@@ -10,7 +10,6 @@
 #include "tunefarm/worker/cuda_device.h"
 #include "tunefarm/worker/fleet_worker.h"
 #include "tunefarm/worker/local_measurer.h"
-#include "tunefarm/worker/test_device.h"
 
 namespace tunefarm {
 
@@ -99,28 +98,10 @@ DeviceBackend CudaBackend() {
   return b;
 }
 
-DeviceBackend TestBackend() {
-  DeviceBackend b;
-  b.name = "test";
-  b.summary = "the synthetic TEST DEVICE: invented times, nothing compiled or run";
-  b.synthetic = true;
-  b.takes_test_latency = true;
-  b.default_key = [](const std::string&) { return std::string("test"); };
-  b.targets = [](const std::string&) { return std::vector<std::string>{}; };  // builds nothing: any target
-  b.toolchain = [](const std::string&) { return std::string(kTestDeviceToolchain); };
-  b.fingerprint = [](const std::string&) {
-    return HostFingerprint(Target::Host(), std::string(kTestDeviceToolchain));
-  };
-  b.make_measurer = [](const FleetWorkerOptions& o) -> Result<std::unique_ptr<Measurer>> {
-    return std::unique_ptr<Measurer>(std::make_unique<TestDeviceMeasurer>(TestDeviceOptions{o.test_latency_ms}));
-  };
-  return b;
-}
-
 }  // namespace
 
 const std::vector<DeviceBackend>& DeviceBackends() {
-  static const std::vector<DeviceBackend> backends = {CpuBackend(), CudaBackend(), TestBackend()};
+  static const std::vector<DeviceBackend> backends = {CpuBackend(), CudaBackend(), TestDeviceBackend()};
   return backends;
 }
 

@@ -65,4 +65,7 @@ Result<const DeviceBackend*> FindDeviceBackend(std::string_view name);
 // Every registered backend, in the order --help lists them.
 const std::vector<DeviceBackend>& DeviceBackends();
 
+// The synthetic test device's entry (`--device test`), in every build's table.
+DeviceBackend TestDeviceBackend();
+
 }  // namespace tunefarm
