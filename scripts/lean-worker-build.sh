@@ -3,7 +3,7 @@
 # built and checked, as CTest's LeanWorker.Host and LeanWorker.Arm64 run it:
 #
 #   scripts/lean-worker-build.sh host  [FULL_BUILD_DIR]   into build-lean/
-#   scripts/lean-worker-build.sh arm64                    into build-arm64/lean/
+#   scripts/lean-worker-build.sh arm64 [FULL_BUILD_DIR]   into build-arm64/lean/
 #
 # host:  configures and builds tunefarm-worker, its runner and the lean tests
 #        for this machine; checks that neither program needs libLLVM,
@@ -16,7 +16,10 @@
 #        the sysroot scripts/arm64-sysroot.sh assembles (the Debian mirror on
 #        first use), without the tests (GoogleTest is not in the sysroot);
 #        checks the programs are aarch64 ELF files with the same libraries
-#        absent, and runs `tunefarm-worker --help` under qemu-aarch64.
+#        absent, and runs `tunefarm-worker --help` under qemu-aarch64; given
+#        the full build folder, its Arm64Fleet tests: that build's daemon and
+#        an x86 worker with this arm64 worker under qemu, over mutual TLS, a
+#        job on each device key, then the board killed mid-job.
 #
 # Both print the programs' sizes (as built, and stripped) and the start-up
 # time of `tunefarm-worker --version`. Release builds; ccache when present.
@@ -171,5 +174,15 @@ if [ "$mode" = host ]; then
     echo "lean-worker: PrebuiltObjectTest against the lean runner: $(grep -E '^\[  PASSED' "$build/prebuilt.log")"
   fi
   StepDone "tested"
+fi
+if [ "$mode" = arm64 ] && [ -n "$full_build" ]; then
+  tests=$full_build/tests/tunefarm_fleet_tests
+  [ -x "$tests" ] || Fail "$tests is missing: build tunefarm_fleet_tests in $full_build first"
+  TUNEFARM_ARM64_WORKER=$worker TUNEFARM_ARM64_SYSROOT=$sysroot \
+    "$tests" --gtest_filter='Arm64Fleet.*' --gtest_also_run_disabled_tests --gtest_brief=1 \
+    > "$build/fleet.log" 2>&1 ||
+    { tail -60 "$build/fleet.log" >&2; Fail "the Arm64Fleet tests (log: $build/fleet.log)"; }
+  echo "lean-worker: Arm64Fleet (an emulated board in the fleet): $(grep -E '^\[  PASSED' "$build/fleet.log")"
+  StepDone "fleet tested"
 fi
 echo "lean-worker: $mode done in $((SECONDS - start)) s"

@@ -120,7 +120,7 @@ Status LocalMeasurer::EnsureRunner() {
   if (options_.enable_test_faults) env.push_back(std::string(worker_protocol::kTestFaultsEnv) + "=1");
   // Always set, so a TUNEFARM_RUNNER_DEVICE of this process's own environment is not inherited.
   env.push_back(std::string(worker_protocol::kRunnerDeviceEnv) + "=" + options_.device);
-  TF_ASSIGN_OR_RETURN(runner_, RunnerProcess::Start(path, env));
+  TF_ASSIGN_OR_RETURN(runner_, RunnerProcess::Start(path, env, options_.runner_launcher));
   ++runner_starts_;
   return Status::OK();
 }

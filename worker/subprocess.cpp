@@ -44,7 +44,8 @@ struct FdGuard {
 }  // namespace
 
 Result<std::unique_ptr<RunnerProcess>> RunnerProcess::Start(const std::string& path,
-                                                            const std::vector<std::string>& extra_env) {
+                                                            const std::vector<std::string>& extra_env,
+                                                            const std::vector<std::string>& launcher) {
   if (::access(path.c_str(), X_OK) != 0) return Status::NotFound(Errno(("runner '" + path + "'").c_str()));
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return Status::IOError(Errno("socketpair"));
@@ -94,16 +95,20 @@ Result<std::unique_ptr<RunnerProcess>> RunnerProcess::Start(const std::string& p
   for (auto& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);
   std::string fd_arg = std::to_string(kChildChannelFd);
-  std::vector<std::string> args_storage = {path, "--channel-fd", fd_arg};
+  std::vector<std::string> args_storage = launcher;
+  args_storage.insert(args_storage.end(), {path, "--channel-fd", fd_arg});
   std::vector<char*> argv;
   for (auto& s : args_storage) argv.push_back(s.data());
   argv.push_back(nullptr);
 
   pid_t pid = -1;
-  int rc = posix_spawn(&pid, path.c_str(), &actions, &attr, argv.data(), envp.data());
+  // A launcher's first word may be a bare name: posix_spawnp looks it up on PATH.
+  const std::string& program = launcher.empty() ? path : launcher.front();
+  int rc = launcher.empty() ? posix_spawn(&pid, program.c_str(), &actions, &attr, argv.data(), envp.data())
+                            : posix_spawnp(&pid, program.c_str(), &actions, &attr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
-  if (rc != 0) return Status::IOError("posix_spawn '" + path + "': " + std::strerror(rc));
+  if (rc != 0) return Status::IOError("posix_spawn '" + program + "': " + std::strerror(rc));
 
   std::unique_ptr<RunnerProcess> p(new RunnerProcess());
   p->pid_ = pid;

@@ -30,10 +30,13 @@ class RunnerProcess {
  public:
   using Clock = std::chrono::steady_clock;
 
-  // Spawns `path --channel-fd 3`; `extra_env` entries ("NAME=value") are added
-  // to (or replace those of) this process's environment.
+  // Spawns `path --channel-fd 3`, or `launcher... path --channel-fd 3` when
+  // `launcher` is given (its first word an absolute path, or a program
+  // found on PATH); `extra_env` entries ("NAME=value") are added to (or
+  // replace those of) this process's environment.
   static Result<std::unique_ptr<RunnerProcess>> Start(const std::string& path,
-                                                      const std::vector<std::string>& extra_env);
+                                                      const std::vector<std::string>& extra_env,
+                                                      const std::vector<std::string>& launcher = {});
   ~RunnerProcess();
   RunnerProcess(const RunnerProcess&) = delete;
   RunnerProcess& operator=(const RunnerProcess&) = delete;

@@ -9,6 +9,7 @@
 #include <charconv>
 #include <cstdio>
 #include <memory>
+#include <sstream>
 #include <string>
 
 #include "tunefarm/rpc/token_file.h"
@@ -98,6 +99,8 @@ int RunWorker(const WorkerFlags& c, const WorkerProgram& program) {
   o.inject_fault = c.inject_faults;
   o.inject_every = *inject_every;
   o.test_latency_ms = *latency;
+  std::istringstream launcher(c.runner_launcher);
+  for (std::string word; launcher >> word;) o.local.runner_launcher.push_back(word);
   o.stop = &g_stop;
   auto worker = FleetWorker::Create(std::move(o));
   if (!worker.ok()) return usage(worker.status().message());
@@ -162,6 +165,11 @@ void AddWorkerFlags(CLI::App& cmd, WorkerFlags& f, const WorkerProgram& program)
   cmd.add_option("--token-file", f.token_file, "File holding the worker token (plaintext loopback tuners)")
       ->type_name("FILE");
   cmd.add_flag("--insecure", f.insecure, "Plaintext, without TLS: only to a tuner on a loopback address");
+  cmd.add_option("--runner-launcher", f.runner_launcher,
+                 "Start the runner through this command (words split at spaces), e.g. "
+                 "'qemu-aarch64 -L SYSROOT' for a worker that itself runs under qemu-user where the "
+                 "machine cannot execute the runner directly (no binfmt_misc); default: the runner itself")
+      ->type_name("CMD");
   const char* test_group = "TEST ONLY (fault tests of the fleet; never in production)";
   cmd.add_option("--inject-faults", f.inject_faults,
                  "TEST ONLY: make candidates misbehave in the runner: crash or hang "

@@ -167,9 +167,10 @@ std::unique_ptr<Child> StartDaemon(const fs::path& config, const fs::path& log) 
 }
 
 std::unique_ptr<Child> StartWorker(const fs::path& dir, int port, const WorkerOptions& o, const fs::path& log) {
-  std::vector<std::string> argv = {TunefarmBinary(), "worker", "--tuner", "127.0.0.1:" + std::to_string(port),
-                                   "--device", o.device, "--device-key", o.device_key,
-                                   "--max-in-flight", std::to_string(o.max_in_flight)};
+  std::vector<std::string> argv = o.command;
+  if (argv.empty()) argv = {TunefarmBinary(), "worker"};
+  argv.insert(argv.end(), {"--tuner", "127.0.0.1:" + std::to_string(port), "--device", o.device, "--device-key",
+                           o.device_key, "--max-in-flight", std::to_string(o.max_in_flight)});
   if (o.tls) {
     argv.insert(argv.end(), {"--ca", (dir / "ca.pem").string()});
     if (o.with_cert) argv.insert(argv.end(), {"--cert", (dir / "worker.pem").string(), "--key", (dir / "worker.key").string()});

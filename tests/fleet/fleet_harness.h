@@ -77,6 +77,9 @@ struct WorkerOptions {
   bool tls = true;
   bool with_cert = true;
   std::vector<std::string> extra;  // more flags
+  // The worker program and its leading words (e.g. qemu-aarch64 -L SYSROOT
+  // tunefarm-worker); empty: `tunefarm worker` of this build.
+  std::vector<std::string> command;
 };
 std::unique_ptr<Child> StartWorker(const fs::path& dir, int port, const WorkerOptions& o, const fs::path& log);
 

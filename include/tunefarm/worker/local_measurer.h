@@ -31,6 +31,11 @@ class RunnerProcess;
 struct LocalMeasurerOptions {
   // The tunefarm-runner executable; empty: FindRunnerPath().
   std::string runner_path;
+  // A command the runner is started through, its words in order (e.g.
+  // {"qemu-aarch64", "-L", SYSROOT} for a worker that itself runs under
+  // emulation on a machine that cannot execute the runner directly); empty:
+  // the runner is executed itself.
+  std::vector<std::string> runner_launcher;
   // Threads that compile a batch's candidates at once; 0: the number of CPUs.
   int build_threads = 0;
   // How long a runner may stay silent when it owes no build, reference or

@@ -29,6 +29,7 @@ struct WorkerFlags {
   std::string max_in_flight = "16";
   std::string ca, cert, key, token_file;
   bool insecure = false;
+  std::string runner_launcher;  // words, split at spaces (LocalMeasurerOptions::runner_launcher)
   std::string inject_faults;    // TEST ONLY
   std::string inject_every;     // TEST ONLY
   std::string test_latency_ms;  // TEST ONLY
