@@ -119,20 +119,7 @@ class Arm64Fleet : public ::testing::Test {
     return WaitForJob(*stub_, sec_, id, timeout_s,
                       [](const v1::Job& j) { return j.status() == "done" || j.status() == "failed"; });
   }
-  std::vector<database::TuningRecord> Records(const std::string& hash) {
-    database::OpenOptions o;
-    o.read_only = true;
-    auto db = database::Database::Open(db_.string(), o);
-    EXPECT_TRUE(db.ok()) << db.status().ToString();
-    std::vector<database::TuningRecord> out;
-    if (db.ok()) {
-      EXPECT_TRUE((*db)->ForEachRecord({hash, ""}, [&](const database::TuningRecord& r) {
-                       out.push_back(r);
-                       return Status::OK();
-                     }).ok());
-    }
-    return out;
-  }
+  std::vector<database::TuningRecord> Records(const std::string& hash) { return ReadRecords(db_, hash); }
   std::string Logs() {
     std::string s = "--- daemon\n" + daemon_->Log();
     if (host_) s += "--- x86 worker\n" + host_->Log();

@@ -71,20 +71,7 @@ class FleetE2E : public ::testing::Test {
     return stub_->SubmitJob(&ctx, req, job);
   }
   // Every record of the job's workload in the log, read-only.
-  std::vector<database::TuningRecord> Records(const std::string& hash) {
-    database::OpenOptions o;
-    o.read_only = true;
-    auto db = database::Database::Open(db_.string(), o);
-    EXPECT_TRUE(db.ok()) << db.status().ToString();
-    std::vector<database::TuningRecord> out;
-    if (!db.ok()) return out;
-    Status st = (*db)->ForEachRecord({hash, ""}, [&](const database::TuningRecord& r) {
-      out.push_back(r);
-      return Status::OK();
-    });
-    EXPECT_TRUE(st.ok()) << st.ToString();
-    return out;
-  }
+  std::vector<database::TuningRecord> Records(const std::string& hash) { return ReadRecords(db_, hash); }
   std::string Logs() {
     std::string s = "--- daemon\n" + (daemon_ ? daemon_->Log() : "");
     for (size_t i = 0; i < workers_.size(); ++i) s += "--- worker " + std::to_string(i) + "\n" + workers_[i]->Log();

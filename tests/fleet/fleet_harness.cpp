@@ -16,6 +16,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tunefarm/database/database.h"
+
 extern char** environ;
 
 namespace tunefarm::fleet_test {
@@ -220,6 +222,21 @@ v1::Job WaitForJob(v1::Tuner::Stub& stub, const rpc::ClientSecurity& sec, const 
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   return job;
+}
+
+std::vector<database::TuningRecord> ReadRecords(const fs::path& db, const std::string& workload_hash) {
+  database::OpenOptions o;
+  o.read_only = true;
+  auto opened = database::Database::Open(db.string(), o);
+  EXPECT_TRUE(opened.ok()) << opened.status().ToString();
+  std::vector<database::TuningRecord> out;
+  if (!opened.ok()) return out;
+  Status st = (*opened)->ForEachRecord({workload_hash, ""}, [&](const database::TuningRecord& r) {
+    out.push_back(r);
+    return Status::OK();
+  });
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  return out;
 }
 
 }  // namespace tunefarm::fleet_test

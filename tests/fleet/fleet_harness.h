@@ -15,6 +15,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "tunefarm/database/record.h"
 #include "tunefarm/rpc/security.h"
 #include "tunefarm/v1/fleet.grpc.pb.h"
 #include "tunefarm/v1/tuner.grpc.pb.h"
@@ -90,6 +91,10 @@ std::unique_ptr<v1::Tuner::Stub> TunerStub(int port, const rpc::ClientSecurity& 
 
 // A small matmul in the workload language.
 std::string SmallMatmul(int m = 32, int n = 32, int k = 32);
+
+// Every record of `workload_hash` in the log at `db`, opened read-only, in
+// commit order (a failure to read is a test failure).
+std::vector<database::TuningRecord> ReadRecords(const fs::path& db, const std::string& workload_hash);
 
 // Polls GetJob until `pred` holds or `timeout_s` passes; returns the last job.
 v1::Job WaitForJob(v1::Tuner::Stub& stub, const rpc::ClientSecurity& sec, const std::string& id, double timeout_s,

@@ -40,28 +40,10 @@ namespace fs = std::filesystem;
 
   RunDir dir;
   dir.Write("kernel.o", *object);
-  std::ostringstream manifest;
-  manifest << "object kernel.o\n";
   for (size_t i = 0; i < inputs.size(); ++i) {
     dir.Write("in" + std::to_string(i), inputs[i].data(), size_t(inputs[i].size_bytes()));
-    manifest << "buffer " << inputs[i].size_bytes() << " in" << i << "\n";
   }
-  std::optional<PrepackSplit> split = SplitPrepack(scheduled);
-  if (split) {
-    size_t first_packed = inputs.size();
-    for (const ir::Buffer& b : split->packed) manifest << "buffer " << HostBuffer::Like(b).size_bytes() << " -\n";
-    manifest << "call " << split->prepack.name << "_packed";
-    for (size_t i : split->constant_params) manifest << " " << i;
-    for (size_t i = 0; i < split->packed.size(); ++i) manifest << " " << first_packed + i;
-    manifest << "\ncall " << split->prepacked.name << "_packed";
-    for (size_t i = 0; i < first_packed + split->packed.size(); ++i) manifest << " " << i;
-  } else {
-    manifest << "call " << scheduled.name << "_packed";
-    for (size_t i = 0; i < inputs.size(); ++i) manifest << " " << i;
-  }
-  manifest << "\n";
-  for (size_t i = base.num_inputs; i < base.params.size(); ++i) manifest << "output " << i << " out" << i << "\n";
-  dir.Write("manifest.txt", manifest.str());
+  dir.Write("manifest.txt", KernelRunManifest(base, scheduled, [](size_t i) { return "in" + std::to_string(i); }));
   auto [rc, output] = dir.RunDriver();
   if (rc != 0) return ::testing::AssertionFailure() << "the driver exited with " << rc << ":\n" << output;
   for (size_t i = base.num_inputs; i < base.params.size(); ++i) {

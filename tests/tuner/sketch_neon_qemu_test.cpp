@@ -12,7 +12,6 @@
 // without them the test fails, naming the missing tool.
 #include <cstdlib>
 #include <set>
-#include <sstream>
 
 #include "../runtime/aarch64/driver_run.h"
 #include "sketch_test_util.h"
@@ -23,36 +22,6 @@ namespace {
 int ProgramsPerWorkload() {
   const char* n = std::getenv("TUNEFARM_NEON_PROGRAMS");
   return n != nullptr && std::atoi(n) > 0 ? std::atoi(n) : 25;
-}
-
-// The driver's manifest for one program whose inputs are ../in<i> of its folder.
-std::string Manifest(const ir::PrimFunc& base, const ir::PrimFunc& scheduled) {
-  std::ostringstream m;
-  m << "object kernel.o\n";
-  for (size_t i = 0; i < base.params.size(); ++i) {
-    const int64_t bytes = HostBuffer::Like(base.params[i]).size_bytes();
-    if (i < base.num_inputs) {
-      m << "buffer " << bytes << " ../in" << i << "\n";
-    } else {
-      m << "buffer " << bytes << " -\n";
-    }
-  }
-  std::optional<PrepackSplit> split = SplitPrepack(scheduled);
-  if (split) {
-    const size_t first_packed = base.params.size();
-    for (const ir::Buffer& b : split->packed) m << "buffer " << HostBuffer::Like(b).size_bytes() << " -\n";
-    m << "call " << split->prepack.name << "_packed";
-    for (size_t i : split->constant_params) m << " " << i;
-    for (size_t i = 0; i < split->packed.size(); ++i) m << " " << first_packed + i;
-    m << "\ncall " << split->prepacked.name << "_packed";
-    for (size_t i = 0; i < first_packed + split->packed.size(); ++i) m << " " << i;
-  } else {
-    m << "call " << scheduled.name << "_packed";
-    for (size_t i = 0; i < base.params.size(); ++i) m << " " << i;
-  }
-  m << "\n";
-  for (size_t i = base.num_inputs; i < base.params.size(); ++i) m << "output " << i << " out" << i << "\n";
-  return m.str();
 }
 
 class SketchNeonQemuTest : public ::testing::TestWithParam<std::string> {};
@@ -94,7 +63,10 @@ TEST_P(SketchNeonQemuTest, DrawnProgramsMatchTheInterpreterOnAArch64) {
     const std::string sub = "p" + std::to_string(run);
     std::filesystem::create_directories(dir.path() / sub);
     dir.Write(sub + "/kernel.o", *object);
-    dir.Write(sub + "/manifest.txt", Manifest(base, c->func));
+    // The inputs are the workload's, ../in<i>; the outputs start zeroed.
+    dir.Write(sub + "/manifest.txt", tunefarm::testing::KernelRunManifest(base, c->func, [&](size_t i) {
+                return i < base.num_inputs ? "../in" + std::to_string(i) : std::string("-");
+              }));
     auto [rc, output] = dir.RunDriver(sub);
     ASSERT_EQ(rc, 0) << output;
     for (size_t i = base.num_inputs; i < base.params.size(); ++i) {

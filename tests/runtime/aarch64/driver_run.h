@@ -14,9 +14,16 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
+#include <optional>
+#include <sstream>
 #include <string>
 #include <utility>
+
+#include "tunefarm/compiler/interpreter/host_buffer.h"
+#include "tunefarm/compiler/ir/ir.h"
+#include "tunefarm/compiler/lower/split_prepack.h"
 
 namespace tunefarm::testing {
 
@@ -74,5 +81,34 @@ class RunDir {
  private:
   std::filesystem::path path_;
 };
+
+// The driver's manifest for running `scheduled` (built from `base`) once:
+// its object kernel.o, one buffer per param of `base` read from
+// buffer_file(i) ("-": zero-filled), the packed buffers of a prepack split,
+// the calls (the split's two entries, else the whole one), and every output
+// written to out<i>.
+inline std::string KernelRunManifest(const ir::PrimFunc& base, const ir::PrimFunc& scheduled,
+                                     const std::function<std::string(size_t)>& buffer_file) {
+  std::ostringstream m;
+  m << "object kernel.o\n";
+  for (size_t i = 0; i < base.params.size(); ++i) {
+    m << "buffer " << HostBuffer::Like(base.params[i]).size_bytes() << " " << buffer_file(i) << "\n";
+  }
+  const size_t params = base.params.size();
+  if (std::optional<PrepackSplit> split = SplitPrepack(scheduled)) {
+    for (const ir::Buffer& b : split->packed) m << "buffer " << HostBuffer::Like(b).size_bytes() << " -\n";
+    m << "call " << split->prepack.name << "_packed";
+    for (size_t i : split->constant_params) m << " " << i;
+    for (size_t i = 0; i < split->packed.size(); ++i) m << " " << params + i;
+    m << "\ncall " << split->prepacked.name << "_packed";
+    for (size_t i = 0; i < params + split->packed.size(); ++i) m << " " << i;
+  } else {
+    m << "call " << scheduled.name << "_packed";
+    for (size_t i = 0; i < params; ++i) m << " " << i;
+  }
+  m << "\n";
+  for (size_t i = base.num_inputs; i < params; ++i) m << "output " << i << " out" << i << "\n";
+  return m.str();
+}
 
 }  // namespace tunefarm::testing
