@@ -4,6 +4,11 @@
 // by target_llvm.cpp (LLVM) or target_lean.cpp (the lean worker, no LLVM).
 #include "tunefarm/compiler/target.h"
 
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#include <sys/prctl.h>
+#endif
+
 #include <algorithm>
 #include <cstdlib>
 #include <sstream>
@@ -37,6 +42,21 @@ std::vector<std::string> SplitComma(const std::string& s) {
 
 }  // namespace
 
+namespace target_backend {
+
+int HostSveBits() {
+#if defined(__aarch64__) && defined(__linux__) && defined(PR_SVE_GET_VL)
+  constexpr unsigned long kHwcapSve = 1ul << 22;  // HWCAP_SVE
+  if ((getauxval(AT_HWCAP) & kHwcapSve) == 0) return 0;
+  int vl = prctl(PR_SVE_GET_VL);
+  return vl > 0 ? (vl & PR_SVE_VL_LEN_MASK) * 8 : 0;
+#else
+  return 0;
+#endif
+}
+
+}  // namespace target_backend
+
 Result<Target> Target::Parse(std::string_view text) {
   std::vector<std::string> words = SplitWords(text);
   if (words.empty()) return Status::InvalidArgument("empty target string");
@@ -47,7 +67,7 @@ Result<Target> Target::Parse(std::string_view text) {
                                    " (expected llvm or cuda)");
   }
   bool have_triple = false, have_cpu = false, native = false;
-  std::string mattr;
+  std::string mattr, sve_option;
   for (size_t i = 1; i < words.size(); ++i) {
     const std::string& w = words[i];
     size_t eq = w.find('=');
@@ -74,6 +94,14 @@ Result<Target> Target::Parse(std::string_view text) {
       long n = std::strtol(value.c_str(), &end, 10);
       if (*end != '\0' || n < 0 || n > 4096) return bad("expected a thread count");
       t.num_threads = static_cast<int>(n);
+    } else if (t.kind == "llvm" && key == "-sve-bits") {
+      char* end = nullptr;
+      long n = std::strtol(value.c_str(), &end, 10);
+      if (*end != '\0' || n < 128 || n > 2048 || n % 128 != 0) {
+        return bad("expected an SVE vector length in bits: a multiple of 128 from 128 to 2048");
+      }
+      t.sve_bits = static_cast<int>(n);
+      sve_option = w;
     } else if (t.kind == "cuda" && key == "-arch") {
       if (value.size() < 4 || value.rfind("sm_", 0) != 0 ||
           !std::all_of(value.begin() + 3, value.end(), [](char c) { return c >= '0' && c <= '9'; })) {
@@ -99,6 +127,7 @@ Result<Target> Target::Parse(std::string_view text) {
     }
     t.cpu = host.cpu;
     t.features = host.features;
+    if (t.sve_bits == 0) t.sve_bits = host.sve_bits;
   } else if (!have_cpu) {
     t.cpu = "generic";
   }
@@ -107,6 +136,11 @@ Result<Target> Target::Parse(std::string_view text) {
   // The triple, CPU and features must be ones the code generator knows:
   // a job tuned for anything else could only fail in every worker's compiler.
   TF_RETURN_IF_ERROR(target_backend::CheckLlvmTarget(t, SplitComma(mattr), text));
+  if (t.sve_bits > 0 && (t.triple.rfind("aarch64", 0) != 0 || !t.HasFeature("sve"))) {
+    return Status::InvalidArgument("bad target option " + QuoteInput(sve_option) + " in " + QuoteInput(text) +
+                                   ": an SVE length needs an AArch64 target with SVE (e.g. -mattr=+sve, or "
+                                   "-mcpu=neoverse-v1)");
+  }
   return t;
 }
 
@@ -130,6 +164,7 @@ std::string Target::ToString() const {
     if (!triple.empty()) s += " -mtriple=" + triple;
     if (!cpu.empty()) s += " -mcpu=" + cpu;
     if (!features.empty()) s += " -mattr=" + features;
+    if (sve_bits > 0) s += " -sve-bits=" + std::to_string(sve_bits);
   }
   if (num_threads > 0) s += " -num-threads=" + std::to_string(num_threads);
   return s;
@@ -138,7 +173,9 @@ std::string Target::ToString() const {
 std::string Target::DeviceKey() const {
   if (kind == "cuda") return "cuda/" + arch;
   // The triple's first component, as LLVM's Triple::getArchName reads it.
-  return kind + "/" + triple.substr(0, triple.find('-')) + "/" + cpu;
+  std::string key = kind + "/" + triple.substr(0, triple.find('-')) + "/" + cpu;
+  if (sve_bits > 0) key += "-sve" + std::to_string(sve_bits);
+  return key;
 }
 
 }  // namespace tunefarm

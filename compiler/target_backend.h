@@ -30,4 +30,9 @@ std::string NormalizeTriple(std::string_view triple);
 // naming the unknown triple, CPU or feature.
 Status CheckLlvmTarget(const Target& t, const std::vector<std::string>& mattr, std::string_view text);
 
+// The SVE vector length this process runs with, in bits (prctl
+// PR_SVE_GET_VL on aarch64 Linux); 0 without SVE or elsewhere. Defined
+// once, in target.cpp: it needs no code generator.
+int HostSveBits();
+
 }  // namespace tunefarm::target_backend

@@ -9,10 +9,12 @@
 // - CPU and feature names: well-formed LLVM names (lower-case letters,
 //   digits, '-', '.', '_'), not checked against tables: the daemon, which
 //   has LLVM, checked them before building.
-// - The host: uname's machine on Linux, CPU "generic", no features. The
+// - The host: uname's machine on Linux, CPU "generic", no features but
+//   SVE with its length when the process has it. The
 //   lean worker names its CPU from the board (board_fingerprint.h).
 // - Vector unit and features: only what the target's text says
-//   (-mattr=+avx512f), not what its CPU implies; AArch64 is NEON, 128 bits.
+//   (-mattr=+avx512f), not what its CPU implies; AArch64 is NEON, 128 bits,
+//   or SVE of the length -sve-bits names (with +sve in -mattr).
 #include <sys/utsname.h>
 
 #include <algorithm>
@@ -117,13 +119,20 @@ Target Target::Host() {
     std::string machine = ::uname(&u) == 0 ? u.machine : "unknown";
     t.triple = machine + "-unknown-linux-gnu";
     t.cpu = "generic";
+    // SVE, when this process has it, with the length it runs: the one fact
+    // about the vector unit a runner must compare (is_host).
+    if (target_backend::HostSveBits() > 0) {
+      t.features = "+sve";
+      t.sve_bits = target_backend::HostSveBits();
+    }
     return t;
   }();
   return host;
 }
 
 int Target::VectorBits() const {
-  if (kind != "llvm" || ArchOf(triple) != "x86_64") return 128;  // NEON; SVE lengths are not modelled
+  if (kind == "llvm" && ArchOf(triple) == "aarch64") return sve_bits > 0 ? sve_bits : 128;
+  if (kind != "llvm" || ArchOf(triple) != "x86_64") return 128;
   if (FeatureOn(features, "avx512f")) return 512;
   if (FeatureOn(features, "avx") || FeatureOn(features, "avx2")) return 256;
   return 128;
@@ -143,7 +152,9 @@ bool Target::HasFeature(std::string_view name) const {
 bool Target::is_host() const {
   if (kind != "llvm") return false;
   const Target& host = Host();
-  return ArchOf(triple) == ArchOf(host.triple) && OsOf(triple) == OsOf(host.triple);
+  // SVE code of a fixed length runs only where the length is the same.
+  return ArchOf(triple) == ArchOf(host.triple) && OsOf(triple) == OsOf(host.triple) &&
+         (sve_bits == 0 || sve_bits == target_backend::HostSveBits());
 }
 
 }  // namespace tunefarm

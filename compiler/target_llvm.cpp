@@ -108,6 +108,10 @@ Target Target::Host() {
     if ((t.cpu.empty() || t.cpu == "generic") && tt.isX86()) t.cpu = NearestX86Cpu(features);
     if (t.cpu.empty()) t.cpu = "generic";
     if (have_features) t.features = HostFeatureDelta(t.triple, t.cpu, features);
+    // An SVE host's code may use its exact vector length.
+    if (tt.isAArch64() && target_backend::HostSveBits() > 0 && t.HasFeature("sve")) {
+      t.sve_bits = target_backend::HostSveBits();
+    }
     return t;
   }();
   return host;
@@ -116,7 +120,8 @@ Target Target::Host() {
 int Target::VectorBits() const {
   if (kind != "llvm") return 128;
   llvm::Triple tt(triple);
-  if (!tt.isX86()) return 128;  // NEON; SVE lengths are not modelled
+  if (tt.isAArch64()) return sve_bits > 0 ? sve_bits : 128;  // Parse checked sve_bits needs SVE
+  if (!tt.isX86()) return 128;
   auto sti = SubtargetInfo(triple, cpu, features);
   if (sti == nullptr) return 128;
   if (sti->checkFeatures("+avx512f")) return 512;
@@ -141,7 +146,9 @@ bool Target::HasFeature(std::string_view name) const {
 bool Target::is_host() const {
   if (kind != "llvm") return false;
   llvm::Triple mine(triple), host(Host().triple);
-  return mine.getArch() == host.getArch() && mine.getOS() == host.getOS();
+  // SVE code of a fixed length runs only where the length is the same.
+  return mine.getArch() == host.getArch() && mine.getOS() == host.getOS() &&
+         (sve_bits == 0 || sve_bits == target_backend::HostSveBits());
 }
 
 }  // namespace tunefarm

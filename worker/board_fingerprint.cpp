@@ -317,6 +317,14 @@ Result<ArmBoard> ParseArmBoard(const ArmBoardSources& sources, const EmulationDe
   board.features = FeaturesFromHwcap(sources.hwcap, sources.hwcap2);
   board.target = "llvm -mtriple=aarch64-linux-gnu -mcpu=" + board.mcpu;
   for (size_t i = 0; i < board.features.size(); ++i) board.target += (i == 0 ? " -mattr=" : ",") + board.features[i];
+  // A length the kernel cannot report (not a multiple of 16 bytes, over
+  // SVE's 256) is left out: the code is then NEON-width, which runs anywhere.
+  bool has_sve = std::find(board.features.begin(), board.features.end(), "+sve") != board.features.end();
+  if (has_sve && sources.sve_vector_bytes > 0 && sources.sve_vector_bytes <= 256 &&
+      sources.sve_vector_bytes % 16 == 0) {
+    board.sve_bits = int(sources.sve_vector_bytes * 8);
+    board.target += " -sve-bits=" + std::to_string(board.sve_bits);
+  }
 
   if (declared.emulated) {
     std::string reason = "declared emulated by the caller";
@@ -359,7 +367,9 @@ std::string DescribeArmBoard(const ArmBoard& board) {
             std::to_string(core.count);
   }
   if (text.empty()) text = "no core described";
-  text += " (mcpu " + board.mcpu + "), " + std::to_string(board.cores) + " cores, kernel " + board.kernel_release;
+  text += " (mcpu " + board.mcpu + ")";
+  if (board.sve_bits > 0) text += ", SVE " + std::to_string(board.sve_bits) + "-bit";
+  text += ", " + std::to_string(board.cores) + " cores, kernel " + board.kernel_release;
   if (board.emulated) text += ", emulated: " + board.emulation_reason;
   return text;
 }

@@ -9,6 +9,7 @@
 #if defined(__aarch64__) && defined(__linux__)
 #include <asm/hwcap.h>  // the aarch64 kernel's uapi header: checks arm_hwcap's numbers
 #include <sys/auxv.h>
+#include <sys/prctl.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -52,6 +53,13 @@ Result<ArmBoard> ReadThisArmBoard(const EmulationDeclaration& declared) {
     uint64_t midr = 0;
     asm volatile("mrs %0, MIDR_EL1" : "=r"(midr));
     sources.midr_el1 = midr;
+  }
+  // The length this process's SVE code runs with: the kernel's default for
+  // new processes (/proc/sys/abi/sve_default_vector_length), which a kernel
+  // may set below what the cores support.
+  if ((sources.hwcap & arm_hwcap::kSve) != 0) {
+    int vl = prctl(PR_SVE_GET_VL);
+    if (vl > 0) sources.sve_vector_bytes = vl & PR_SVE_VL_LEN_MASK;
   }
   return ParseArmBoard(sources, declared);
 }

@@ -54,10 +54,15 @@ DeviceBackend CpuBackend() {
       "this machine's CPU: objects the tuner built for its device key, loaded, checked and timed in a runner "
       "process (this worker builds no code)";
   b.runs_runner = true;
-  // "cpu-cortex-a72", "cpu-generic-emulated" under qemu: an emulated board's
-  // key never names a real board's.
+  // "cpu-cortex-a72", "cpu-neoverse-v1-sve256", "cpu-generic-sve512-emulated"
+  // under qemu: an emulated board's key never names a real board's, nor one
+  // SVE length another's.
   b.default_key = [](const std::string&) -> std::string {
-    if (Board().ok()) return "cpu-" + Board()->mcpu + DeviceKeySuffix(*Board());
+    if (Board().ok()) {
+      const ArmBoard& board = *Board();
+      std::string sve = board.sve_bits > 0 ? "-sve" + std::to_string(board.sve_bits) : "";
+      return "cpu-" + board.mcpu + sve + DeviceKeySuffix(board);
+    }
     return "cpu-" + Target::Host().cpu;
   };
   b.targets = [](const std::string&) { return std::vector<std::string>{HostTargetText()}; };

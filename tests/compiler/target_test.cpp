@@ -83,6 +83,39 @@ TEST(TargetTest, ParsesCrossTargets) {
   ExpectRoundTrip(threads);
 }
 
+TEST(TargetTest, SveOfAFixedLengthIsPartOfTheTarget) {
+  Target v1 = MustParse("llvm -mtriple=aarch64-linux-gnu -mcpu=neoverse-v1 -sve-bits=256");
+  EXPECT_EQ(v1.sve_bits, 256);
+  EXPECT_EQ(v1.VectorBits(), 256);  // the CPU sketch rules' lanes: 8 f32
+  EXPECT_EQ(v1.VectorRegisters(), 32);
+  EXPECT_EQ(v1.DeviceKey(), "llvm/aarch64/neoverse-v1-sve256");
+  EXPECT_EQ(v1.ToString(), "llvm -mtriple=aarch64-unknown-linux-gnu -mcpu=neoverse-v1 -sve-bits=256");
+  ExpectRoundTrip(v1);
+  Target generic = MustParse("llvm -mtriple=aarch64-linux-gnu -mattr=+neon,+sve -sve-bits=512 -num-threads=2");
+  EXPECT_EQ(generic.VectorBits(), 512);
+  EXPECT_EQ(generic.DeviceKey(), "llvm/aarch64/generic-sve512");
+  ExpectRoundTrip(generic);
+  // Without a length, SVE code is NEON-width; a key never mixes the two.
+  Target agnostic = MustParse("llvm -mtriple=aarch64-linux-gnu -mattr=+sve");
+  EXPECT_EQ(agnostic.sve_bits, 0);
+  EXPECT_EQ(agnostic.VectorBits(), 128);
+  EXPECT_NE(agnostic.DeviceKey(), generic.DeviceKey());
+  // This x86 machine runs no SVE code, of any length.
+  EXPECT_FALSE(v1.is_host());
+}
+
+TEST(TargetTest, SveLengthIsRefusedWhereItCannotBe) {
+  ExpectInvalid("llvm -mtriple=aarch64-linux-gnu -mattr=+sve -sve-bits=100", "a multiple of 128 from 128 to 2048");
+  ExpectInvalid("llvm -mtriple=aarch64-linux-gnu -mattr=+sve -sve-bits=4096", "-sve-bits=4096");
+  ExpectInvalid("llvm -mtriple=aarch64-linux-gnu -mattr=+sve -sve-bits=wide", "-sve-bits=wide");
+  // A length needs SVE: NEON-only CPUs and features, and x86, are refused by name.
+  ExpectInvalid("llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72 -sve-bits=256",
+                "an SVE length needs an AArch64 target with SVE");
+  ExpectInvalid("llvm -mtriple=aarch64-linux-gnu -mcpu=neoverse-v1 -mattr=-sve -sve-bits=256", "'-sve-bits=256'");
+  ExpectInvalid("llvm -mtriple=x86_64-linux-gnu -mcpu=znver4 -sve-bits=256", "needs an AArch64 target");
+  ExpectInvalid("cuda -arch=sm_90 -sve-bits=256", "unknown option '-sve-bits'");
+}
+
 TEST(TargetTest, ParsesCuda) {
   Target cuda = MustParse("cuda -arch=sm_90");
   EXPECT_EQ(cuda.kind, "cuda");

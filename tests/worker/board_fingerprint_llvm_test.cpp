@@ -57,6 +57,33 @@ TEST(BoardFingerprintLlvm, TheTargetTextSaysWhatTheBoardHas) {
   ASSERT_TRUE(target.ok()) << target.status().ToString();
   EXPECT_FALSE(target->HasFeature("sve")) << hidden.target;
 
+  // The same core where the kernel reports a 256-bit SVE length: the target
+  // names it, so the tuner builds for exactly that length, and the vector
+  // unit the rules size tiles by is 256 bits wide.
+  ArmBoardSources sources;
+  sources.proc_cpuinfo = Blocks(0, 4, Core("0x1", "0xd40", "1"));
+  sources.hwcap = 0xcfffffff;
+  sources.hwcap2 = 0x1f201;
+  sources.kernel_release = "6.1.0";
+  sources.machine = "aarch64";
+  sources.sve_vector_bytes = 32;
+  auto sized = ParseArmBoard(sources);
+  ASSERT_TRUE(sized.ok()) << sized.status().ToString();
+  EXPECT_EQ(sized->sve_bits, 256);
+  target = Target::Parse(sized->target);
+  ASSERT_TRUE(target.ok()) << target.status().ToString();
+  EXPECT_EQ(target->sve_bits, 256);
+  EXPECT_EQ(target->VectorBits(), 256);
+  EXPECT_EQ(target->DeviceKey(), "llvm/aarch64/neoverse-v1-sve256");
+  EXPECT_NE(DescribeArmBoard(*sized).find("SVE 256-bit"), std::string::npos) << DescribeArmBoard(*sized);
+  // A length the kernel could not report is left out; so is one without SVE.
+  sources.sve_vector_bytes = 24;
+  EXPECT_EQ(ParseArmBoard(sources)->sve_bits, 0);
+  sources.sve_vector_bytes = 32;
+  sources.hwcap &= ~arm_hwcap::kSve;
+  EXPECT_EQ(ParseArmBoard(sources)->sve_bits, 0);
+  EXPECT_EQ(ParseArmBoard(sources)->target.find("-sve-bits"), std::string::npos);
+
   // Raspberry Pi 4: no dot product.
   ArmBoard pi4 = MustParse(Blocks(0, 4, Core("0x0", "0xd08", "3")), 0x887, 0, "6.1.0");
   target = Target::Parse(pi4.target);

@@ -117,6 +117,21 @@ TEST(BoardFingerprintQemu, NamedCpuGivesItsMcpuAndFeaturesButStaysEmulated) {
   EXPECT_EQ(n1.values["features"], "+dotprod,+fullfp16,+neon,-bf16,-i8mm,-sve,-sve2") << n1.output;
 }
 
+// qemu's max CPU has SVE; the length a process runs with is the target's.
+TEST(BoardFingerprintQemu, TheSveLengthThisProcessRunsWithIsTheTargets) {
+  ASSERT_TRUE(ProbeAvailable());
+  for (int bytes : {16, 32, 64}) {
+    ProbeRun run = RunProbe("-cpu max,sve-default-vector-length=" + std::to_string(bytes), "");
+    ASSERT_EQ(run.exit_status, 0) << run.output;
+    EXPECT_EQ(run.values["sve_bits"], std::to_string(bytes * 8)) << run.output;
+    EXPECT_TRUE(Contains(run.values["target"], " -sve-bits=" + std::to_string(bytes * 8))) << run.output;
+  }
+  ProbeRun a72 = RunProbe("-cpu cortex-a72", "");
+  ASSERT_EQ(a72.exit_status, 0) << a72.output;
+  EXPECT_EQ(a72.values["sve_bits"], "0") << a72.output;
+  EXPECT_FALSE(Contains(a72.values["target"], "-sve-bits")) << a72.output;
+}
+
 TEST(BoardFingerprintQemu, TheCallersDeclarationIsAddedToTheSignals) {
   ASSERT_TRUE(ProbeAvailable());
   ProbeRun run = RunProbe("", "--emulated 'ci: qemu-user'");

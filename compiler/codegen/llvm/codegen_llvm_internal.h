@@ -49,6 +49,12 @@ namespace tunefarm::codegen {
 // Registers the LLVM targets this process can generate code for (idempotent, thread-safe).
 void InitializeLLVMTargets();
 
+// The attributes every generated function carries for target t: its CPU and
+// features, and, for SVE of a fixed length (Target::sve_bits), the vscale
+// range that lets LLVM keep fixed-length vectors in SVE registers of that
+// length (as clang's -msve-vector-bits does).
+void AddTargetAttributes(llvm::Function* fn, const Target& t);
+
 // Target machine for t; InvalidArgument naming the triple when LLVM lacks it.
 Result<std::unique_ptr<llvm::TargetMachine>> CreateTargetMachine(const Target& t, int opt_level);
 

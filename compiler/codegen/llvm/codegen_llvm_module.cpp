@@ -61,10 +61,18 @@ Status CodeGenLLVM::Generate(const ir::PrimFunc& f) {
 llvm::Function* CodeGenLLVM::NewFunction(const std::string& name, llvm::FunctionType* type, bool internal) {
   auto linkage = internal ? llvm::GlobalValue::InternalLinkage : llvm::GlobalValue::ExternalLinkage;
   llvm::Function* fn = llvm::Function::Create(type, linkage, name, module_);
-  if (!target_.cpu.empty()) fn->addFnAttr("target-cpu", target_.cpu);
-  if (!target_.features.empty()) fn->addFnAttr("target-features", target_.features);
-  fn->addFnAttr(llvm::Attribute::NoUnwind);
+  AddTargetAttributes(fn, target_);
   return fn;
+}
+
+void AddTargetAttributes(llvm::Function* fn, const Target& t) {
+  if (!t.cpu.empty()) fn->addFnAttr("target-cpu", t.cpu);
+  if (!t.features.empty()) fn->addFnAttr("target-features", t.features);
+  if (t.sve_bits > 0) {
+    unsigned vscale = static_cast<unsigned>(t.sve_bits / 128);
+    fn->addFnAttr(llvm::Attribute::getWithVScaleRangeArgs(fn->getContext(), vscale, vscale));
+  }
+  fn->addFnAttr(llvm::Attribute::NoUnwind);
 }
 
 void CodeGenLLVM::StartFunction(llvm::Function* fn) {

@@ -16,9 +16,7 @@ Status GenerateSequence(llvm::Module& module, const SequenceEntry& sequence, con
   llvm::Type* ptr = builder.getPtrTy();
   auto* type = llvm::FunctionType::get(builder.getInt32Ty(), {ptr}, false);
   llvm::Function* fn = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage, sequence.name, module);
-  if (!target.cpu.empty()) fn->addFnAttr("target-cpu", target.cpu);
-  if (!target.features.empty()) fn->addFnAttr("target-features", target.features);
-  fn->addFnAttr(llvm::Attribute::NoUnwind);
+  AddTargetAttributes(fn, target);
   llvm::Argument* slots = fn->getArg(0);
   slots->setName("slots");
   slots->addAttr(llvm::Attribute::NoUndef);

@@ -7,7 +7,8 @@
 //
 // Parse details: an explicit -mtriple without -mcpu means cpu "generic";
 // -mattr is appended to the host features when the host is meant; an optional
-// "-num-threads=N" fills num_threads. The triple must be one LLVM generates
+// "-num-threads=N" fills num_threads; "-sve-bits=N" (AArch64 with SVE only)
+// names the board's SVE vector length (sve_bits). The triple must be one LLVM generates
 // code for, and CPU and feature names are checked against LLVM's tables for
 // it. Host features are stored as the difference from what the chosen CPU
 // implies, so the canonical text stays short.
@@ -37,14 +38,23 @@ struct Target {
   std::string features;  // LLVM feature string, e.g. "+avx512f,+fma,-xop"
   std::string arch;      // cuda only, e.g. "sm_90"
   int num_threads = 0;   // 0: the runtime decides
+  // AArch64 with SVE: the vector length, in bits, of the boards the code is
+  // for (a multiple of 128, at most 2048; the kernel then uses SVE registers
+  // of exactly that length and runs only where the length is the same).
+  // 0: no fixed length, vectors are NEON's 128 bits. Parse refuses it on a
+  // target without the "sve" feature.
+  int sve_bits = 0;
 
   static Result<Target> Parse(std::string_view text);
   static Target Host();
   // Canonical text form; Parse(ToString()) == *this.
   std::string ToString() const;
-  // Key that identifies the kind of device a measurement belongs to, e.g. "llvm/x86_64/znver4".
+  // Key that identifies the kind of device a measurement belongs to, e.g.
+  // "llvm/x86_64/znver4"; a fixed SVE length is part of it
+  // ("llvm/aarch64/neoverse-v1-sve256").
   std::string DeviceKey() const;
-  // Widest native vector in bits for the features (512 with avx512f, 256 with avx, 128 otherwise).
+  // Widest native vector in bits for the features (512 with avx512f, 256 with
+  // avx, sve_bits on AArch64 with SVE of a fixed length, 128 otherwise).
   int VectorBits() const;
   // Architectural vector registers of that width: 32 with avx512f and on
   // AArch64 (v0-v31), 16 on other x86 (ymm/xmm0-15).
@@ -54,6 +64,8 @@ struct Target {
   // triple (another is false, with LLVM's warning on stderr); false for
   // cuda targets.
   bool HasFeature(std::string_view name) const;
+  // Whether code for this target runs on this machine: its architecture and
+  // OS, and, for SVE of a fixed length, this process's SVE length.
   bool is_host() const;
   friend bool operator==(const Target&, const Target&) = default;
 };

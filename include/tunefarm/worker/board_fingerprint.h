@@ -92,7 +92,11 @@ struct ArmBoard {
   std::string kernel_release;   // uname -r
   std::string machine;          // uname -m: always "aarch64" for a parsed board
   std::string model;            // cpuinfo's "Model" or "Hardware" line, when there is one
-  std::string target;           // "llvm -mtriple=aarch64-linux-gnu -mcpu=<mcpu> -mattr=<features>"
+  std::string target;           // "llvm -mtriple=aarch64-linux-gnu -mcpu=<mcpu> -mattr=<features>[ -sve-bits=N]"
+  // The SVE vector length user space runs with (prctl PR_SVE_GET_VL), in
+  // bits; 0 without SVE or when it was not read. With it the target names
+  // -sve-bits, so the tuner builds for exactly this length.
+  int sve_bits = 0;
   bool emulated = false;
   std::string emulation_reason;  // every signal that fired, "; "-joined; empty when not emulated
 };
@@ -107,6 +111,8 @@ struct ArmBoardSources {
   // MRS MIDR_EL1, which the kernel emulates for user space when HWCAP has
   // "cpuid"; unset when it was not read.
   std::optional<uint64_t> midr_el1;
+  // prctl(PR_SVE_GET_VL)'s length in bytes, when HWCAP has "sve"; 0 otherwise.
+  int64_t sve_vector_bytes = 0;
   int64_t online_cores = 0;  // sysconf(_SC_NPROCESSORS_ONLN): used when cpuinfo lists no processor
 };
 

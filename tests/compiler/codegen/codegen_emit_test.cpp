@@ -1,7 +1,7 @@
 // Object, assembly and IR emission: ELF headers for x86-64 and AArch64, an
 // x86-64 object linked into a shared library with the runtime and called
 // through dlopen, zmm registers for the AVX-512 host, and clear errors for
-// targets the LLVM backend cannot handle.
+// targets the LLVM backend cannot handle; SVE registers of the target's length.
 #include <dlfcn.h>
 #include <elf.h>
 #include <unistd.h>
@@ -56,6 +56,37 @@ TEST(CodegenEmitTest, ObjectsForX86AndAArch64) {
   auto arm_asm = EmitAssembly(AxpbFunc("axpb"), *arm);
   ASSERT_TRUE(arm_asm.ok());
   EXPECT_NE(arm_asm->find(".4s"), std::string::npos) << *arm_asm;  // NEON 4 x f32 registers
+}
+
+size_t Count(const std::string& text, const std::string& word) {
+  size_t n = 0;
+  for (size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) ++n;
+  return n;
+}
+
+// With a fixed SVE length a row of 16 f32 lives in SVE registers of that
+// length: two z registers at 256 bits, one at 512 (a store each); without a
+// length the vectors are NEON's four lanes.
+TEST(CodegenEmitTest, FixedLengthSveUsesZRegistersOfThatLength) {
+  auto sve256 = Target::Parse("llvm -mtriple=aarch64-linux-gnu -mattr=+neon,+sve -sve-bits=256");
+  ASSERT_TRUE(sve256.ok()) << sve256.status().ToString();
+  auto text = EmitAssembly(AxpbFunc("axpb"), *sve256);
+  ASSERT_TRUE(text.ok()) << text.status().ToString();
+  EXPECT_NE(text->find("ptrue\tp0.s"), std::string::npos) << *text;
+  EXPECT_EQ(Count(*text, "st1w\t{ z"), 2u) << *text;
+
+  auto sve512 = Target::Parse("llvm -mtriple=aarch64-linux-gnu -mattr=+neon,+sve -sve-bits=512");
+  ASSERT_TRUE(sve512.ok()) << sve512.status().ToString();
+  text = EmitAssembly(AxpbFunc("axpb"), *sve512);
+  ASSERT_TRUE(text.ok()) << text.status().ToString();
+  EXPECT_EQ(Count(*text, "st1w\t{ z"), 1u) << *text;
+
+  auto agnostic = Target::Parse("llvm -mtriple=aarch64-linux-gnu -mattr=+neon,+sve");
+  ASSERT_TRUE(agnostic.ok()) << agnostic.status().ToString();
+  text = EmitAssembly(AxpbFunc("axpb"), *agnostic);
+  ASSERT_TRUE(text.ok()) << text.status().ToString();
+  EXPECT_EQ(Count(*text, "{ z"), 0u) << *text;
+  EXPECT_NE(text->find(".4s"), std::string::npos) << *text;
 }
 
 TEST(CodegenEmitTest, X86ObjectLinksIntoSharedLibraryAndRuns) {

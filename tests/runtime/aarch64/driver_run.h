@@ -65,9 +65,12 @@ class RunDir {
   const std::filesystem::path& path() const { return path_; }
   // Runs the driver under qemu on the manifest in `sub` (a folder of this
   // one; its file names are relative to it); its exit status and output.
-  std::pair<int, std::string> RunDriver(const std::string& sub = "") const {
+  // qemu_cpu, when not empty, is qemu's -cpu (e.g. an SVE vector length:
+  // "max,sve-default-vector-length=32").
+  std::pair<int, std::string> RunDriver(const std::string& sub = "", const std::string& qemu_cpu = "") const {
     const std::filesystem::path dir = sub.empty() ? path_ : path_ / sub;
-    std::string command = "TUNEFARM_NUM_THREADS=3 '" + std::string(TUNEFARM_QEMU_AARCH64) + "' '" +
+    std::string cpu = qemu_cpu.empty() ? "" : " -cpu '" + qemu_cpu + "'";
+    std::string command = "TUNEFARM_NUM_THREADS=3 '" + std::string(TUNEFARM_QEMU_AARCH64) + "'" + cpu + " '" +
                           TUNEFARM_AARCH64_DRIVER + "' '" + dir.string() + "' 2>&1";
     FILE* pipe = popen(command.c_str(), "r");
     if (pipe == nullptr) return {-1, "popen failed"};

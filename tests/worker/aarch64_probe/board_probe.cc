@@ -6,7 +6,7 @@
 //
 // Usage: board_probe [--emulated REASON]
 // Prints machine, kernel, cores, hwcap, hwcap2, core_type (one line each),
-// mcpu, mcpu_known, mcpu_note, features, target, emulated, emulation_reason,
+// mcpu, mcpu_known, mcpu_note, features, target, sve_bits, emulated, emulation_reason,
 // device_key_suffix, fingerprint_arch and describe. Exit status 0, or 1 with
 // the error on stderr when the board cannot be read.
 #include <cinttypes>
@@ -40,8 +40,9 @@ int main(int argc, char** argv) {
     std::printf("core_type=0x%02x 0x%03x r%up%u x%" PRId64 " %s (%s)\n", core.implementer, core.part, core.variant,
                 core.revision, core.count, core.name.c_str(), core.mcpu.c_str());
   }
-  std::printf("mcpu=%s\nmcpu_known=%d\nmcpu_note=%s\nfeatures=%s\ntarget=%s\n", board->mcpu.c_str(),
-              board->mcpu_known ? 1 : 0, board->mcpu_note.c_str(), features.c_str(), board->target.c_str());
+  std::printf("mcpu=%s\nmcpu_known=%d\nmcpu_note=%s\nfeatures=%s\ntarget=%s\nsve_bits=%d\n", board->mcpu.c_str(),
+              board->mcpu_known ? 1 : 0, board->mcpu_note.c_str(), features.c_str(), board->target.c_str(),
+              board->sve_bits);
   std::printf("emulated=%d\nemulation_reason=%s\ndevice_key_suffix=%s\nfingerprint_arch=%s\ndescribe=%s\n",
               board->emulated ? 1 : 0, board->emulation_reason.c_str(), tunefarm::DeviceKeySuffix(*board).c_str(),
               tunefarm::ToHardwareFingerprint(*board, "none").arch.c_str(),
