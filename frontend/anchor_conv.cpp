@@ -5,6 +5,7 @@
 #include <fmt/core.h>
 
 #include "anchor.h"
+#include "pad_fold.h"
 
 namespace tunefarm::frontend {
 namespace {
@@ -84,7 +85,18 @@ std::string WindowName(const Window& win) {
 
 Result<AnchorResult> BuildConv(TaskContext& ctx, const GraphNode& n) {
   const OnnxGraph& g = ctx.graph();
-  const GraphValue& xv = g.value(n.inputs[0]);
+  // A Pad folded into this Conv: read its input, and add its pads to ours.
+  std::string x_name = n.inputs[0];
+  std::array<int64_t, 4> extra_pads = {0, 0, 0, 0};
+  const GraphValue& x_in = g.value(x_name);
+  if (x_in.producer >= 0) {
+    const GraphNode& pad = g.nodes()[size_t(x_in.producer)];
+    if (std::optional<std::array<int64_t, 4>> p = ConvFoldablePad(g, pad)) {
+      x_name = pad.inputs[0];
+      extra_pads = *p;
+    }
+  }
+  const GraphValue& xv = g.value(x_name);
   const GraphValue& wv = g.value(n.inputs[1]);
   if (xv.shape.size() != 4 || wv.shape.size() != 4) {
     return g.NodeError(n, fmt::format("tunefarm imports 2-D convolutions (rank-4 NCHW input and weights); input '{}' "
@@ -93,6 +105,7 @@ Result<AnchorResult> BuildConv(TaskContext& ctx, const GraphNode& n) {
   }
   Window win{xv.shape[0], xv.shape[1], xv.shape[2], xv.shape[3], wv.shape[2], wv.shape[3]};
   TF_RETURN_IF_ERROR(ReadWindow(g, n, &win, /*dilations=*/true));
+  win.pt += extra_pads[0], win.pl += extra_pads[1], win.pb += extra_pads[2], win.pr += extra_pads[3];
   TF_ASSIGN_OR_RETURN(int64_t group, g.IntAttr(n, "group", 1));
   int64_t k_out = wv.shape[0];
   if (group < 1 || win.c % group || k_out % group || wv.shape[1] != win.c / group) {
@@ -101,7 +114,7 @@ Result<AnchorResult> BuildConv(TaskContext& ctx, const GraphNode& n) {
                                       group, win.c, k_out, wv.shape[1]));
   }
   int64_t cpg = win.c / group, kpg = k_out / group;
-  TF_ASSIGN_OR_RETURN(ir::Buffer x, ctx.Input(n.inputs[0], xv.shape, "X"));
+  TF_ASSIGN_OR_RETURN(ir::Buffer x, ctx.Input(x_name, xv.shape, "X"));
   TF_ASSIGN_OR_RETURN(ir::Buffer w, ctx.Input(n.inputs[1], wv.shape, "W"));
   bool has_bias = n.inputs.size() > 2 && !n.inputs[2].empty();
 

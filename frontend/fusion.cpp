@@ -8,24 +8,31 @@
 #include <map>
 
 #include "op_table.h"
+#include "pad_fold.h"
 
 namespace tunefarm::frontend {
 namespace {
 
 OpKind KindOf(const GraphNode& n) {
+  if (n.folded) return OpKind::kConstant;
   OpKind kind = OpKind::kElementwise;
   FindOpKind(n.op_type, &kind);  // OnnxGraph::Load admitted only supported operators
   return kind;
 }
 
-// The groups' first shape: what every tensor inside the group has.
-const std::vector<int64_t>& GroupShape(const OnnxGraph& g, const NodeGroup& group) {
-  return g.value(g.nodes()[size_t(group.nodes.front())].outputs[0]).shape;
+// The tensor node `k` of `group` writes for the group.
+const std::string& GroupTensor(const OnnxGraph& g, const NodeGroup& group, size_t k) {
+  return g.nodes()[size_t(group.nodes[k])].outputs[k == 0 ? size_t(group.part) : 0];
 }
 
-// True if a tensor written by `node` is read outside group `gi` or is a graph output.
-bool LeavesGroup(const OnnxGraph& g, const std::vector<int>& group_of_node, int node, int gi) {
-  const GraphValue& out = g.value(g.nodes()[size_t(node)].outputs[0]);
+// The groups' first shape: what every tensor inside the group has.
+const std::vector<int64_t>& GroupShape(const OnnxGraph& g, const NodeGroup& group) {
+  return g.value(GroupTensor(g, group, 0)).shape;
+}
+
+// True if `tensor`, written inside group `gi`, is read outside it or is a graph output.
+bool LeavesGroup(const OnnxGraph& g, const std::vector<int>& group_of_node, const std::string& tensor, int gi) {
+  const GraphValue& out = g.value(tensor);
   if (out.is_output) return true;
   for (int c : out.consumers) {
     if (group_of_node[size_t(c)] != gi) return true;
@@ -43,7 +50,18 @@ std::vector<NodeGroup> PartitionGraph(const OnnxGraph& g) {
   for (int i = 0; i < int(nodes.size()); ++i) {
     const GraphNode& n = nodes[size_t(i)];
     OpKind kind = KindOf(n);
-    if (kind == OpKind::kConstant || kind == OpKind::kView) continue;
+    if (kind == OpKind::kConstant || kind == OpKind::kView || ConvFoldablePad(g, n)) continue;
+    if (n.op_type == "Split") {  // one task per output that is read
+      for (size_t part = 0; part < n.outputs.size(); ++part) {
+        if (n.outputs[part].empty()) continue;
+        const GraphValue& out = g.value(n.outputs[part]);
+        if (out.consumers.empty() && !out.is_output) continue;
+        groups.push_back(NodeGroup{i, {i}, int(part)});
+        group_of_node[size_t(i)] = int(groups.size()) - 1;
+        group_of_tensor[n.outputs[part]] = int(groups.size()) - 1;
+      }
+      continue;
+    }
     int join = -1;
     if (kind == OpKind::kElementwise) {
       for (const std::string& in : n.inputs) {
@@ -67,7 +85,9 @@ std::vector<NodeGroup> PartitionGraph(const OnnxGraph& g) {
       NodeGroup& group = groups[size_t(gi)];
       if (group.nodes.size() < 2) continue;
       bool ok = true;
-      for (size_t k = 0; k + 1 < group.nodes.size(); ++k) ok = ok && !LeavesGroup(g, group_of_node, group.nodes[k], gi);
+      for (size_t k = 0; k + 1 < group.nodes.size(); ++k) {
+        ok = ok && !LeavesGroup(g, group_of_node, GroupTensor(g, group, k), gi);
+      }
       if (ok) continue;
       int last = group.nodes.back();
       group.nodes.pop_back();

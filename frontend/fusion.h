@@ -5,7 +5,9 @@
 // element-wise nodes start a task of their own. A task may then hand only its
 // last node's output to the rest of the graph: a task with another tensor
 // read outside it (or a graph output inside it) gives back its last node, to
-// run alone, until none does. Views and constants belong to no task.
+// run alone, until none does. Views, constants (folded ones included) and a
+// Pad folded into the convolutions it feeds (pad_fold.h) belong to no task.
+// Split starts one task per output it hands on (NodeGroup::part).
 #pragma once
 
 #include <vector>
@@ -17,6 +19,7 @@ namespace tunefarm::frontend {
 struct NodeGroup {
   int anchor = -1;         // node index of the anchor; -1 for an element-wise chain
   std::vector<int> nodes;  // every node of the task in graph order, the anchor first
+  int part = 0;            // which output of the anchor the task computes (Split's outputs; else 0)
   int last() const { return nodes.back(); }
 };
 

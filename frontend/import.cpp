@@ -7,6 +7,7 @@
 #include "fusion.h"
 #include "onnx_graph.h"
 #include "op_table.h"
+#include "pad_fold.h"
 #include "task_build.h"
 #include "tunefarm/compiler/workload/workload_parser.h"
 #include "tunefarm/frontend/model.h"
@@ -22,7 +23,8 @@ std::string Identifier(const std::string& text) {
   return s;
 }
 
-// Every tensor with its kind and storage; views' targets checked constant.
+// Every tensor with its kind and storage; views' targets checked constant. A
+// Pad folded into its Convs has no tensor: nothing writes or reads it.
 Status CollectTensors(const OnnxGraph& g, Model* model) {
   for (const auto& [name, v] : g.values()) {
     ModelTensor t;
@@ -37,8 +39,12 @@ Status CollectTensors(const OnnxGraph& g, Model* model) {
     model->tensors[name] = std::move(t);
   }
   for (const GraphNode& n : g.nodes()) {
+    if (ConvFoldablePad(g, n)) {  // never written: its Convs read its input
+      model->tensors.erase(n.outputs[0]);
+      continue;
+    }
     OpKind kind;
-    if (!FindOpKind(n.op_type, &kind) || kind != OpKind::kView) continue;
+    if (n.folded || !FindOpKind(n.op_type, &kind) || kind != OpKind::kView) continue;
     for (size_t k = 1; k < n.inputs.size(); ++k) {
       if (!n.inputs[k].empty() && !g.value(n.inputs[k]).constant()) {
         return g.NodeError(n, fmt::format("its shape or axes come from '{}', which is not a constant; tunefarm tunes "

@@ -40,7 +40,7 @@ Result<std::unique_ptr<OnnxGraph>> OnnxGraph::Load(const std::string& path,
   TF_RETURN_IF_ERROR(g->CheckExternalData());
   TF_RETURN_IF_ERROR(g->BindInputDims(dim_values));
   TF_RETURN_IF_ERROR(g->CheckStructure());
-  TF_RETURN_IF_ERROR(g->InferShapes());
+  TF_RETURN_IF_ERROR(g->FoldConstants());
   TF_RETURN_IF_ERROR(g->CollectValues());
   return g;
 }
@@ -251,7 +251,7 @@ Status OnnxGraph::CollectValues() {
       GraphValue v;
       v.name = out;
       v.producer = i;
-      if (n.op_type == "Constant") {
+      if (n.proto->op_type() == "Constant") {  // as written, or folded
         const onnx::AttributeProto* value = FindAttr(n, "value");
         if (!value || !value->has_t()) return NodeError(n, "only Constant nodes with a tensor 'value' are supported");
         v.data = &value->t();
@@ -282,6 +282,11 @@ const onnx::AttributeProto* OnnxGraph::FindAttr(const GraphNode& n, const std::s
     if (a.name() == attr) return &a;
   }
   return nullptr;
+}
+
+const onnx::TensorProto* OnnxGraph::TensorAttr(const GraphNode& n, const std::string& attr) const {
+  const onnx::AttributeProto* a = FindAttr(n, attr);
+  return a && a->has_t() ? &a->t() : nullptr;
 }
 
 Result<int64_t> OnnxGraph::IntAttr(const GraphNode& n, const std::string& attr, int64_t fallback) const {

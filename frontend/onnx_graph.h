@@ -2,6 +2,9 @@
 // tensors with static shapes. The only place that touches ONNX's protobuf
 // classes; everything after it works on these structs.
 //
+// Load folds the shape arithmetic of exported graphs into constants
+// (onnx_graph_fold.cpp) and infers shapes again until nothing more folds.
+//
 // Invariants after Load: nodes are in topological order; every node input is
 // a graph input, an initializer or an earlier node's output; every tensor a
 // node reads or writes has a dtype and a static shape; every graph output is
@@ -11,6 +14,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -47,6 +51,9 @@ struct GraphNode {
   std::vector<std::string> inputs;  // "" for an omitted optional input
   std::vector<std::string> outputs;
   const onnx::NodeProto* proto = nullptr;
+  // Evaluated at import (constant_fold.h): the node is now a Constant in the
+  // graph, reads nothing, and belongs to no task. op_type stays the model's.
+  bool folded = false;
 
   // "node 'layer1.0.conv1' (Conv)": how messages name a node.
   std::string Where() const;
@@ -77,6 +84,8 @@ class OnnxGraph {
   Result<std::vector<int64_t>> IntsAttr(const GraphNode& n, const std::string& attr,
                                         std::vector<int64_t> fallback) const;
   Result<std::string> StringAttr(const GraphNode& n, const std::string& attr, std::string fallback) const;
+  // A tensor-valued attribute, or null when the node has none of that name.
+  const onnx::TensorProto* TensorAttr(const GraphNode& n, const std::string& attr) const;
 
   // An error naming the file and the node.
   Status NodeError(const GraphNode& n, const std::string& message) const;
@@ -89,6 +98,9 @@ class OnnxGraph {
   Status BindInputDims(const std::map<std::string, int64_t>& dim_values);
   Status CheckStructure();
   Status InferShapes();
+  Status FoldConstants();
+  Result<bool> FoldPass();
+  Status CheckStaticOperands() const;
   Status CollectValues();
   const onnx::AttributeProto* FindAttr(const GraphNode& n, const std::string& attr) const;
 
@@ -99,6 +111,9 @@ class OnnxGraph {
   std::vector<std::string> inputs_;
   std::vector<std::string> outputs_;
   std::map<std::string, GraphValue> values_;
+  std::set<std::string> folded_outputs_;  // tensors that folding made constants
+  // Shapes tunefarm computed where ONNX's inference could not: (element type, dims).
+  std::map<std::string, std::pair<int32_t, std::vector<int64_t>>> shape_hints_;
 };
 
 }  // namespace tunefarm::frontend

@@ -1,5 +1,6 @@
 // One table: adding an operator to the importer starts here, then its value
-// (elementwise_ops.cpp) or its stages (anchor_*.cpp).
+// (elementwise_ops.cpp) or its stages (anchor_*.cpp). Any operator whose
+// inputs are all constant may also fold at import (constant_fold.h).
 #include "op_table.h"
 
 #include <map>
@@ -10,6 +11,8 @@ namespace {
 const std::map<std::string, OpKind>& Table() {
   static const std::map<std::string, OpKind> kTable = {
       {"Constant", OpKind::kConstant},
+      {"Shape", OpKind::kShapeOnly},
+      {"ConstantOfShape", OpKind::kShapeOnly},
       {"Reshape", OpKind::kView},
       {"Flatten", OpKind::kView},
       {"Squeeze", OpKind::kView},
@@ -29,6 +32,14 @@ const std::map<std::string, OpKind>& Table() {
       {"Softmax", OpKind::kAnchor},
       {"LayerNormalization", OpKind::kAnchor},
       {"Transpose", OpKind::kAnchor},
+      {"Concat", OpKind::kAnchor},
+      {"Pad", OpKind::kAnchor},  // or folded into the Conv it feeds (pad_fold.h)
+      {"Slice", OpKind::kAnchor},
+      {"Split", OpKind::kAnchor},
+      {"Gather", OpKind::kAnchor},
+      {"Expand", OpKind::kAnchor},
+      {"Resize", OpKind::kAnchor},
+      {"Upsample", OpKind::kAnchor},  // opset 9's Resize
       {"Add", OpKind::kElementwise},
       {"Sub", OpKind::kElementwise},
       {"Mul", OpKind::kElementwise},

@@ -58,9 +58,9 @@ Result<ModelTask> BuildTask(const OnnxGraph& g, const NodeGroup& group, const st
   ir::Buffer result;
   if (group.anchor >= 0) {
     const GraphNode& a = nodes[size_t(group.anchor)];
-    TF_ASSIGN_OR_RETURN(AnchorResult res, BuildAnchor(ctx, a));
+    TF_ASSIGN_OR_RETURN(AnchorResult res, BuildAnchor(ctx, a, group.part));
     shape = res.shape;
-    values[a.outputs[0]] = Operand{res.value, shape};
+    values[a.outputs[size_t(group.part)]] = Operand{res.value, shape};
     task.op_class = res.op_class;
     shape_name = res.shape_name;
     summary = res.summary;
@@ -72,7 +72,7 @@ Result<ModelTask> BuildTask(const OnnxGraph& g, const NodeGroup& group, const st
     shape_name = "eltwise_" + ShapeText(shape);
     summary = "element-wise on " + ShapeText(shape);
   }
-  size_t graph_rank = g.value(nodes[size_t(group.nodes[0])].outputs[0]).shape.size();
+  size_t graph_rank = g.value(nodes[size_t(group.nodes[0])].outputs[size_t(group.part)]).shape.size();
   // ONNX's channel axis (1) in the canonical shape; when more than the batch
   // was dropped the channel count is 1 and per-channel operands are scalars.
   size_t dropped = graph_rank - shape.size();
@@ -107,7 +107,7 @@ Result<ModelTask> BuildTask(const OnnxGraph& g, const NodeGroup& group, const st
     call.nodes.push_back(n.name);
     result = nullptr;
   }
-  const std::string& output = nodes[size_t(group.last())].outputs[0];
+  const std::string& output = nodes[size_t(group.last())].outputs[group.nodes.size() == 1 ? size_t(group.part) : 0];
   if (!result) {
     std::vector<ir::Var> axes;
     std::vector<ir::Expr> index;

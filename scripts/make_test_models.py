@@ -5,7 +5,8 @@ OUTDIR gets resnet50.onnx, mobilenet_v2.onnx and bert_layer.onnx (the graphs PyT
 exports for torchvision's ResNet-50 v1.5 and MobileNet-V2 with BatchNorm folded, and for
 one BERT-base encoder layer, with random weights); small_cnn.onnx and small_transformer.onnx
 with their inputs and float64-computed outputs as <model>.<tensor>.pb TensorProto files
-(the whole-graph reference check); malformed/ with the models the importer must reject and
+(the whole-graph reference check), as are small_detector.onnx, small_embedder.onnx and small_legacy.onnx
+(the data-moving operators, in their opset 9 forms too, and the shape arithmetic of exported graphs); malformed/ with the models the importer must reject and
 manifest.tsv saying what each error must name; and models.tsv with each good model's
 inputs, outputs and node counts. Deterministic: the same files on every run (fixed seeds).
 Needs only Python 3, onnx (1.12 or newer) and numpy; the build runs it (tests/CMakeLists.txt).
@@ -24,7 +25,7 @@ import numpy as np  # noqa: E402
 import onnx  # noqa: E402
 from onnx import numpy_helper  # noqa: E402
 
-from testmodels import builder, malformed, numpy_eval, self_test, transformer, vision  # noqa: E402
+from testmodels import builder, data_ops, malformed, numpy_eval, self_test, transformer, vision  # noqa: E402
 
 # (name, build, inputs for the reference outputs or None)
 GOOD_MODELS = [
@@ -33,6 +34,9 @@ GOOD_MODELS = [
     ("bert_layer", transformer.bert_layer, None),
     ("small_cnn", vision.small_cnn, vision.small_cnn_inputs),
     ("small_transformer", transformer.small_transformer, transformer.small_transformer_inputs),
+    ("small_detector", data_ops.small_detector, data_ops.small_detector_inputs),
+    ("small_embedder", data_ops.small_embedder, data_ops.small_embedder_inputs),
+    ("small_legacy", data_ops.small_legacy, data_ops.small_legacy_inputs),
 ]
 
 
@@ -68,11 +72,13 @@ def write_good_model(outdir, name, build, make_inputs):
         feeds = make_inputs()
         results = numpy_eval.run_graph(model, feeds)
         for tensor_name, array in list(feeds.items()) + list(results.items()):
-            tensor = numpy_helper.from_array(np.asarray(array, dtype=np.float32), tensor_name)
+            array = np.asarray(array)
+            array = array if array.dtype.kind in "iu" else array.astype(np.float32)  # token ids stay int64
+            tensor = numpy_helper.from_array(array, tensor_name)
             file_name = "%s.%s.pb" % (name, tensor_name)
             write_file(os.path.join(outdir, file_name), tensor.SerializeToString())
             role = "input" if tensor_name in feeds else "expected output"
-            print("%s: %s %s, f32%s" % (file_name, role, tensor_name, list(array.shape)))
+            print("%s: %s %s, %s%s" % (file_name, role, tensor_name, array.dtype, list(array.shape)))
     op_counts = ",".join("%s=%d" % (op, n) for op, n in sorted(ops.items()))
     return [name + ".onnx", inputs, outputs, str(len(model.graph.node)), op_counts]
 

@@ -203,6 +203,64 @@ def cycle(broken):
     return model(nodes, [value("x", F32, [1, 16])], [value("cycle_a_out", F32, [1, 16])])
 
 
+def pad_dynamic(broken):
+    node = helper.make_node("Pad", ["x", "border_pads"], ["y"], name="pad_dynamic_pads", mode="constant")
+    inputs, inits = [value("x", F32, [1, 2, 4, 4])], []
+    if broken:
+        inputs.append(value("border_pads", I64, [8]))
+    else:
+        inits.append(const("border_pads", np.array([0, 0, 1, 1, 0, 0, 1, 1], dtype=np.int64)))
+    return model([node], inputs, [value("y", F32, [1, 2, 6, 6])], inits)
+
+
+def slice_dynamic(broken):
+    node = helper.make_node("Slice", ["x", "crop_starts", "crop_ends", "crop_axes"], ["y"], name="slice_dynamic_starts")
+    inputs = [value("x", F32, [1, 16])]
+    inits = [const("crop_ends", np.array([12], dtype=np.int64)), const("crop_axes", np.array([1], dtype=np.int64))]
+    if broken:
+        inputs.append(value("crop_starts", I64, [1]))
+    else:
+        inits.append(const("crop_starts", np.array([4], dtype=np.int64)))
+    return model([node], inputs, [value("y", F32, [1, 8])], inits)
+
+
+def shape_unfoldable(broken):
+    # ConstantOfShape of a shape given at run time: its value never folds to a constant.
+    fill = helper.make_node("ConstantOfShape", ["fill_shape"], ["ones"], name="fill_dynamic",
+                            value=helper.make_tensor("one", F32, [1], [1.0]))
+    add = helper.make_node("Add", ["x", "ones"], ["y"], name="add_0")
+    inputs, inits = [value("x", F32, [1, 16])], []
+    if broken:
+        inputs.append(value("fill_shape", I64, [2]))
+    else:
+        inits.append(const("fill_shape", np.array([1, 16], dtype=np.int64)))
+    return model([fill, add], inputs, [value("y", F32, [1, 16])], inits)
+
+
+def resize_linear(broken):
+    node = helper.make_node("Resize", ["x", "", "resize_scales"], ["y"], name="upsample_linear",
+                            mode="linear" if broken else "nearest", coordinate_transformation_mode="asymmetric",
+                            nearest_mode="floor")
+    return model([node], [value("x", F32, [1, 2, 4, 4])], [value("y", F32, [1, 2, 8, 8])],
+                 [const("resize_scales", np.array([1, 1, 2, 2], dtype=np.float32))])
+
+
+def pad_reflect_wide(broken):
+    width = 4 if broken else 3  # reflect reaches at most size - 1 elements past an edge
+    node = helper.make_node("Pad", ["x", "mirror_pads"], ["y"], name="pad_reflect_wide", mode="reflect")
+    return model([node], [value("x", F32, [1, 2, 4, 4])], [value("y", F32, [1, 2, 4, 4 + 2 * width])],
+                 [const("mirror_pads", np.array([0, 0, 0, width, 0, 0, 0, width], dtype=np.int64))])
+
+
+def gather_scattered(broken):
+    # 65 (or 64) token positions in no arithmetic order: too many to select between.
+    count = 65 if broken else 64
+    picks = (np.arange(count) * 37 % 97).astype(np.int64)
+    node = helper.make_node("Gather", ["tokens", "scattered_ids"], ["y"], name="gather_scattered", axis=1)
+    return model([node], [value("tokens", F32, [1, 97, 4])], [value("y", F32, [1, count, 4])],
+                 [const("scattered_ids", picks)])
+
+
 CASES = [
     Case("truncated.onnx", "truncated.onnx", "a valid model (small_cnn) cut in half", truncated_small_cnn),
     Case("not_onnx.onnx", "not_onnx.onnx", "a text file, not a protobuf",
@@ -236,6 +294,16 @@ CASES = [
          maxpool_ceil),
     Case("zero_dim.onnx", "empty_rows", "input with a zero-size dimension", zero_dim),
     Case("cycle.onnx", "cycle_node_", "two nodes read each other's output", cycle),
+    Case("pad_dynamic.onnx", "pad_dynamic_pads", "Pad's pads are a graph input, not a constant", pad_dynamic),
+    Case("slice_dynamic.onnx", "slice_dynamic_starts", "Slice's starts are a graph input, not a constant",
+         slice_dynamic),
+    Case("shape_unfoldable.onnx", "fill_dynamic", "ConstantOfShape of a run-time shape does not fold",
+         shape_unfoldable),
+    Case("resize_linear.onnx", "upsample_linear", "Resize in linear mode (nearest only)", resize_linear),
+    Case("pad_reflect_wide.onnx", "pad_reflect_wide", "reflect Pad of 4 on an axis of 4 (at most 3)",
+         pad_reflect_wide),
+    Case("gather_scattered.onnx", "gather_scattered", "Gather of 65 constant unordered indices from an activation",
+         gather_scattered),
 ]
 
 FILE_LEVEL = {"truncated.onnx", "not_onnx.onnx", "empty.onnx"}

@@ -133,21 +133,119 @@ def flatten(inputs, attrs):
     return x.reshape(int(np.prod(x.shape[:axis])), -1)
 
 
+def pad(inputs, attrs):
+    x = inputs[0]
+    if len(inputs) == 1:  # opset < 11: pads and value are attributes
+        pads, value = list(attrs["pads"]), float(attrs.get("value", 0.0))
+    else:
+        pads = [int(p) for p in inputs[1]]
+        value = float(inputs[2]) if len(inputs) > 2 and inputs[2] is not None else 0.0
+    mode = attrs.get("mode", b"constant").decode()
+    _need(mode in ("constant", "reflect", "edge") and min(pads) >= 0, "Pad mode / negative pads")
+    rank = x.ndim
+    width = [(pads[d], pads[d + rank]) for d in range(rank)]
+    if mode == "constant":
+        return np.pad(x, width, mode="constant", constant_values=value)
+    return np.pad(x, width, mode=mode)
+
+
+def slice_(inputs, attrs):
+    x = inputs[0]
+    if len(inputs) == 1:  # opset < 10: attributes, no steps
+        inputs = [x, attrs["starts"], attrs["ends"], attrs.get("axes")]
+    starts, ends = [int(v) for v in inputs[1]], [int(v) for v in inputs[2]]
+    axes = [int(v) for v in inputs[3]] if len(inputs) > 3 and inputs[3] is not None else list(range(len(starts)))
+    steps = [int(v) for v in inputs[4]] if len(inputs) > 4 and inputs[4] is not None else [1] * len(starts)
+    index = [slice(None)] * x.ndim
+    for start, end, axis, step in zip(starts, ends, axes, steps):
+        # numpy's slice clamps as ONNX does, except that an end below -dim means "before the start".
+        dim = x.shape[axis]
+        end = None if step < 0 and end < -dim else end
+        index[axis % x.ndim] = slice(start, end, step)
+    return x[tuple(index)]
+
+
+def split(inputs, attrs):
+    x = inputs[0]
+    sizes = [int(v) for v in (inputs[1] if len(inputs) > 1 else attrs["split"])]  # an attribute before opset 13
+    axis = attrs.get("axis", 0)
+    return np.split(x, np.cumsum(sizes)[:-1], axis=axis)
+
+
+def gather(inputs, attrs):
+    data, indices = inputs[0], np.asarray(inputs[1]).astype(np.int64)
+    axis = attrs.get("axis", 0)
+    return np.take(data, np.where(indices < 0, indices + data.shape[axis], indices), axis=axis)
+
+
+def resize(inputs, attrs):
+    x, scales = inputs[0], inputs[2]
+    _need(attrs.get("mode") == b"nearest" and attrs.get("coordinate_transformation_mode") == b"asymmetric"
+          and attrs.get("nearest_mode") == b"floor", "Resize other than nearest / asymmetric / floor")
+    return upsample([x, scales], {"mode": b"nearest"})
+
+
+def upsample(inputs, attrs):
+    """Upsample-9 (and Resize's asymmetric / floor nearest): output o reads input floor(o / scale)."""
+    x, scales = inputs[0], inputs[1]
+    _need(attrs.get("mode", b"nearest") == b"nearest", "Upsample other than nearest")
+    for axis, scale in enumerate(scales):
+        size = int(np.floor(x.shape[axis] * scale))
+        source = np.minimum(np.floor(np.arange(size) / scale).astype(np.int64), x.shape[axis] - 1)
+        x = np.take(x, source, axis=axis)
+    return x
+
+
+def concat(inputs, attrs):
+    return np.concatenate(inputs, axis=attrs["axis"])
+
+
+def unsqueeze(inputs, attrs):
+    x = inputs[0]
+    axes = inputs[1] if len(inputs) > 1 else attrs["axes"]  # an attribute before opset 13
+    for axis in sorted(int(a) % (x.ndim + len(axes)) for a in axes):
+        x = np.expand_dims(x, axis)
+    return x
+
+
+def constant_of_shape(inputs, attrs):
+    value = numpy_helper.to_array(attrs["value"]) if "value" in attrs else np.zeros(1, dtype=np.float32)
+    return np.full([int(d) for d in inputs[0]], _to_compute(value)[0])
+
+
+def reduce_mean(inputs, attrs):
+    return inputs[0].mean(axis=tuple(attrs["axes"]), keepdims=bool(attrs.get("keepdims", 1)))
+
+
 _erf = np.vectorize(math.erf, otypes=[np.float64])
 
 OPS = {
     "Add": lambda i, a: i[0] + i[1],
     "Clip": clip,
+    "Concat": concat,
+    "ConstantOfShape": constant_of_shape,
+    "Expand": lambda i, a: i[0] * np.ones([int(d) for d in i[1]], dtype=i[0].dtype),
     "Conv": conv,
     "Div": lambda i, a: i[0] / i[1],
     "Erf": lambda i, a: _erf(i[0]),
     "Flatten": flatten,
+    "Gather": gather,
     "Gemm": gemm,
     "GlobalAveragePool": lambda i, a: i[0].mean(axis=tuple(range(2, i[0].ndim)), keepdims=True),
     "LayerNormalization": layer_norm,
     "MatMul": lambda i, a: np.matmul(i[0], i[1]),
     "MaxPool": max_pool,
     "Mul": lambda i, a: i[0] * i[1],
+    "Pad": pad,
+    "ReduceMean": reduce_mean,
+    "Resize": resize,
+    "Shape": lambda i, a: np.array(i[0].shape, dtype=np.int64),
+    "Sigmoid": lambda i, a: 1.0 / (1.0 + np.exp(-i[0])),
+    "Slice": slice_,
+    "Split": split,
+    "Tanh": lambda i, a: np.tanh(i[0]),
+    "Unsqueeze": unsqueeze,
+    "Upsample": upsample,
     "Relu": lambda i, a: np.maximum(i[0], 0.0),
     "Reshape": reshape,
     "Softmax": softmax,
@@ -169,8 +267,13 @@ def run_graph(model, feeds, keep_all=False):
         fn = OPS.get(node.op_type)
         _need(fn is not None, "op " + node.op_type)
         attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
-        _need(len(node.output) == 1, "one output per node")
-        env[node.output[0]] = fn([env[name] if name else None for name in node.input], attrs)
+        result = fn([env[name] if name else None for name in node.input], attrs)
+        if node.op_type == "Split":
+            _need(len(result) == len(node.output), "Split's outputs")
+            env.update(zip(node.output, result))
+        else:
+            _need(len(node.output) == 1, "one output per node")
+            env[node.output[0]] = result
     if keep_all:
         return env
     return {o.name: env[o.name] for o in model.graph.output}

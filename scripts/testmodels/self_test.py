@@ -1,7 +1,7 @@
 """The --self-test of make_test_models.py: checks the numpy evaluator and the models.
 
 The evaluator's vectorised ops are compared with direct nested-loop sums on
-tiny odd-sized cases; both small models are run through the evaluator and
+tiny odd-sized cases (the data movers with ONNX's index rules written out); both small models are run through the evaluator and
 compared with a straight-line reimplementation that shares no code with it;
 the large models must keep every activation finite; each malformed model's
 valid twin must pass onnx.checker with full_check; the file-level malformed
@@ -122,6 +122,64 @@ def check_ops(ck, rng):
              np.mean(x[1]))
 
 
+def pad_index(i, begin, size, mode):
+    """The input index output index i reads along one axis, or None for the constant."""
+    j = i - begin
+    if 0 <= j < size:
+        return j
+    if mode == "edge":
+        return min(max(j, 0), size - 1)
+    if mode == "reflect":
+        return -j if j < 0 else 2 * (size - 1) - j
+    return None
+
+
+def onnx_slice_indices(dim, start, end, step):
+    """ONNX Slice's rule for one axis, written out: the input indices in output order."""
+    start = start + dim if start < 0 else start
+    end = end + dim if end < 0 else end
+    if step > 0:
+        start, end = min(max(start, 0), dim), min(max(end, 0), dim)
+    else:
+        start, end = min(max(start, 0), dim - 1), min(max(end, -1), dim - 1)
+    out, i = [], start
+    while (i < end) if step > 0 else (i > end):
+        out.append(i)
+        i += step
+    return out
+
+
+def check_data_ops(ck, rng):
+    x = rng.standard_normal((1, 2, 4, 5))
+    for mode, value in (("constant", 0.5), ("reflect", 0.0), ("edge", 0.0)):
+        pads = [0, 0, 2, 1, 0, 0, 3, 2] if mode != "reflect" else [0, 0, 3, 1, 0, 0, 2, 4]
+        got = numpy_eval.pad([x, np.array(pads), np.array(value)], {"mode": mode.encode()})
+        want = np.full((1, 2, 4 + pads[2] + pads[6], 5 + pads[3] + pads[7]), value)
+        for c, i, j in itertools.product(range(2), range(want.shape[2]), range(want.shape[3])):
+            si, sj = pad_index(i, pads[2], 4, mode), pad_index(j, pads[3], 5, mode)
+            if si is not None and sj is not None:
+                want[0, c, i, j] = x[0, c, si, sj]
+        ck.close("Pad %s" % mode, got, want)
+    x = rng.standard_normal((3, 7, 6))
+    for starts, ends, axes, steps in (([-1, 1], [-100, 12], [-1, 1], [-2, 2]), ([5], [2**62], [1], [1]),
+                                      ([0, 6], [3, 0], [0, 2], [1, -1])):
+        got = numpy_eval.slice_([x, np.array(starts), np.array(ends), np.array(axes), np.array(steps)], {})
+        picks = [list(range(n)) for n in x.shape]
+        for start, end, axis, step in zip(starts, ends, axes, steps):
+            picks[axis % 3] = onnx_slice_indices(x.shape[axis % 3], start, end, step)
+        ck.close("Slice %s %s %s %s" % (starts, ends, axes, steps), got, x[np.ix_(*picks)])
+    table, ids = rng.standard_normal((6, 3)), np.array([[0, -1], [5, 2]])
+    got = numpy_eval.gather([table, ids], {"axis": 0})
+    ck.close("Gather", got, [[table[0], table[5]], [table[5], table[2]]])
+    x = rng.standard_normal((1, 2, 3, 2))
+    got = numpy_eval.upsample([x, np.array([1.0, 1.0, 2.0, 3.0])], {"mode": b"nearest"})
+    want = [[[[x[0, c, i // 2, j // 3] for j in range(6)] for i in range(6)] for c in range(2)]]
+    ck.close("Upsample nearest", got, want)
+    parts = numpy_eval.split([np.arange(10.0).reshape(1, 10)], {"axis": 1, "split": [3, 7]})
+    ck.close("Split", np.concatenate([p.ravel() * (k + 1) for k, p in enumerate(parts)]),
+             [0, 1, 2] + [2 * v for v in range(3, 10)])
+
+
 def weights_of(model):
     return {t.name: numpy_helper.to_array(t).astype(np.float64) for t in model.graph.initializer}
 
@@ -221,6 +279,7 @@ def check_malformed(ck):
 def run():
     ck = Checker()
     check_ops(ck, np.random.default_rng(2024))
+    check_data_ops(ck, np.random.default_rng(2025))
     check_models(ck)
     check_malformed(ck)
     return ck.count, ck.failures

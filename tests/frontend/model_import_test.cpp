@@ -106,7 +106,8 @@ TEST(ModelImport, BertLayerFusesBiasGeluScalingAndMask) {
 }
 
 TEST(ModelImport, InputsBoundToViewsHaveTheTensorsElementCount) {
-  for (const char* name : {"resnet50", "bert_layer", "small_transformer"}) {
+  for (const char* name : {"resnet50", "bert_layer", "small_transformer", "small_detector", "small_embedder",
+                           "small_legacy"}) {
     Model m = Import(name);
     for (const ModelTask& t : m.tasks) {
       for (const TaskCall& c : t.calls) {

@@ -20,13 +20,24 @@ namespace {
 
 std::string ModelsDir() { return TUNEFARM_TEST_MODELS_DIR; }
 
-// A serialized onnx.TensorProto of f32 (raw or typed data).
+// A serialized onnx.TensorProto of f32 (raw or typed data), or of int64 token
+// ids: their bytes, two floats' worth per element, as the kernel reads them.
 std::vector<float> ReadTensorFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream bytes;
   bytes << in.rdbuf();
   onnx::TensorProto t;
   EXPECT_TRUE(t.ParseFromString(bytes.str())) << path;
+  if (t.data_type() == onnx::TensorProto::INT64) {
+    std::vector<int64_t> ids(t.int64_data().begin(), t.int64_data().end());
+    if (t.has_raw_data()) {
+      ids.resize(t.raw_data().size() / 8);
+      std::memcpy(ids.data(), t.raw_data().data(), ids.size() * 8);
+    }
+    std::vector<float> v(ids.size() * 2);
+    std::memcpy(v.data(), ids.data(), ids.size() * 8);
+    return v;
+  }
   EXPECT_EQ(t.data_type(), onnx::TensorProto::FLOAT) << path;
   if (t.has_raw_data()) {
     std::vector<float> v(t.raw_data().size() / 4);
@@ -40,7 +51,7 @@ std::vector<float> ReadTensorFile(const std::string& path) {
 void RunModel(const Model& m, std::map<std::string, std::vector<float>>* memory) {
   for (const auto& [name, t] : m.tensors) {
     if (t.storage != name || memory->count(name)) continue;
-    int64_t n = 1;
+    int64_t n = t.dtype.bytes() / 4;  // floats per element: 2 for int64
     for (int64_t d : t.shape) n *= d;
     (*memory)[name].assign(size_t(n), std::nanf(""));  // a read of an unwritten tensor shows
   }
@@ -88,6 +99,18 @@ TEST(WholeGraph, SmallCnnComputesWhatTheNumpyReferenceComputes) { ExpectModelMat
 TEST(WholeGraph, SmallTransformerComputesWhatTheNumpyReferenceComputes) {
   ExpectModelMatchesReference("small_transformer");
 }
+
+// Pad folded into a Conv and on its own (reflect, constant 0.5), Concat,
+// Split, Slice with negative steps, nearest Resize, Expand, and the folded
+// shape arithmetic of a view.
+TEST(WholeGraph, SmallDetectorComputesWhatTheNumpyReferenceComputes) { ExpectModelMatchesReference("small_detector"); }
+
+// Gather of token ids (int64, read at run time) from a constant table, folded
+// position embeddings, a scalar and a 2-D constant Gather.
+TEST(WholeGraph, SmallEmbedderComputesWhatTheNumpyReferenceComputes) { ExpectModelMatchesReference("small_embedder"); }
+
+// Opset 9: Pad, Slice, Split and Unsqueeze with attributes, Upsample.
+TEST(WholeGraph, SmallLegacyComputesWhatTheNumpyReferenceComputes) { ExpectModelMatchesReference("small_legacy"); }
 
 // The check can fail: a weight changed after import changes the output.
 TEST(WholeGraph, AChangedWeightChangesTheOutput) {
