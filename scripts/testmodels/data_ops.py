@@ -13,10 +13,11 @@ embedding: Gather of token ids from a constant table, plus position embeddings g
 constant positions (folded at import), LayerNormalization, the first token taken by a scalar
 Gather, and tokens picked by constant 2-D indices with a negative one.
 
-small_legacy (opset 9: input `input` [1, 2, 9, 11], outputs `scores` and `strided`) has the same
+small_legacy (opset 9: input `input` [1, 2, 9, 11], outputs `scores`, `strided` and `padded`) has the same
 operators in their older forms, where what later became inputs were attributes: Pad's pads and
 value, Slice's starts / ends / axes (no steps before opset 10), Split's split, Unsqueeze's axes,
-and Upsample (Resize before opset 10) with its scales as an input.
+and Upsample (Resize before opset 10) with its scales as an input; and a zero Pad before a Conv
+that does not fold, because the padded tensor is also a graph output.
 """
 import numpy as np
 from onnx import TensorProto, helper
@@ -118,6 +119,9 @@ def small_legacy(seed=31):
     # An asymmetric zero pad (2 rows above, 1 column each side) folded into the Conv.
     padded = b.node("Pad", "stem.pad", ["input"], mode="constant", pads=[0, 0, 2, 1, 0, 0, 0, 1], value=0.0)
     x = b.node("Relu", "stem.relu", [conv(b, "stem.conv", padded, 2, 4, 3)])  # [1, 4, 9, 11]
+    # The same zero pad, but also a graph output: it is written, and the Conv reads it.
+    kept = b.node("Pad", "side.pad", ["input"], output="padded", mode="constant", pads=[0, 0, 1, 1, 0, 0, 1, 1])
+    x = b.node("Add", "side.add", [conv(b, "side.conv", kept, 2, 4, 3), x])
     x = b.node("Pad", "edge.pad", [x], mode="edge", pads=[0, 0, 1, 1, 0, 0, 1, 1])  # [1, 4, 11, 13]
     x = b.node("Slice", "crop", [x], starts=[1, -5], ends=[100, -1], axes=[2, 3])  # [1, 4, 10, 4]
     b.nodes.append(helper.make_node("Split", [x], ["split_0", "split_1"], name="split", axis=1, split=[1, 3]))
@@ -136,7 +140,8 @@ def small_legacy(seed=31):
     graph = helper.make_graph(
         b.nodes, "small_legacy", [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 2, *LEGACY_SHAPE])],
         [helper.make_tensor_value_info("scores", TensorProto.FLOAT, [1, 4, 160]),
-         helper.make_tensor_value_info("strided", TensorProto.FLOAT, [1, 4, 20, 4])],
+         helper.make_tensor_value_info("strided", TensorProto.FLOAT, [1, 4, 20, 4]),
+         helper.make_tensor_value_info("padded", TensorProto.FLOAT, [1, 2, 11, 13])],
         initializer=list(b.initializers.values()))
     return make_model(graph, opset=9)
 

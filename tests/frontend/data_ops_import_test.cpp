@@ -124,8 +124,14 @@ TEST(DataOpsImport, Opset9AttributesGiveTheSameTasks) {
   const ModelTask* odd = TaskOfNode(m, "odd_columns");
   ASSERT_NE(odd, nullptr);
   EXPECT_EQ(odd->workload.inputs.size(), 1u);  // 1, 3, 5, 7: an arithmetic progression in the index
-  // Pad(edge), Slice, 2 Split parts, 2 Upsamples, Concat, Softmax, Gather and the Conv.
-  EXPECT_EQ(m.CallCount(), 10) << Names(m);
+  // A zero pad that is also a graph output is written, and its Conv reads it.
+  const ModelTask* side = TaskOfNode(m, "side.conv");
+  ASSERT_NE(side, nullptr);
+  EXPECT_EQ(side->calls[0].inputs[0], "padded");
+  EXPECT_EQ(side->workload.inputs[0]->shape, (std::vector<int64_t>{1, 2, 11, 13}));
+  ASSERT_NE(TaskOfNode(m, "side.pad"), nullptr);
+  // 2 Pads (side, edge), 2 Convs, Slice, 2 Split parts, 2 Upsamples, Concat, Softmax, Gather.
+  EXPECT_EQ(m.CallCount(), 12) << Names(m);
 }
 
 // `tunefarm import -o` writes each task as workload text; the worker that
