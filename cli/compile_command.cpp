@@ -6,7 +6,9 @@
 // (through the fallback chain: same device, then same architecture), else the
 // default schedule; stderr says which and why. --require-tuned turns the
 // fallback into an error (exit code 3), for builds that must not ship an
-// untuned kernel. The building itself is tuner/kernel_build.h's
+// untuned kernel. A kernel whose only record was measured under emulation
+// (qemu) is built from it with a warning on stderr and in the header, since
+// its time says nothing about a real board. The building itself is tuner/kernel_build.h's
 // ChooseSchedule and BuildKernel, shared with the daemon's Compile service;
 // this file is its command line.
 //
@@ -49,6 +51,11 @@ void ReportSchedule(const CompileOptions& o, const Target& target, const tuner::
     fmt::print(stderr, "tunefarm compile: {}: using record #{} ({} log, {} match, {:.4f} ms measured on {})\n",
                k.workload_name, k.record_id, database::LayerName(k.layer), database::FallbackLevelName(k.level),
                k.mean_seconds * 1e3, k.record_arch);
+    // The log answers with an emulated record only when it has nothing
+    // measured on real hardware: the schedule is used, its time is not news.
+    if (std::string emulated = tuner::EmulatedRecordWarning(k); !emulated.empty()) {
+      fmt::print(stderr, "tunefarm compile: {}: warning: {}\n", k.workload_name, emulated);
+    }
     if (!k.record_other_toolchain.empty()) {
       fmt::print(stderr, "tunefarm compile: {}: note: that time was taken with code of toolchain '{}', not this "
                  "build's '{}', and may be off either way; `tunefarm tune` on the log measures its best records again\n",

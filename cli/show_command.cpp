@@ -46,9 +46,11 @@ Result<ir::PrimFunc> ReplayRecord(const Workload& w, const database::TuningRecor
     // The best record answers for its trace: show the mean it ranks by.
     double ms = *r.RankSec() * 1e3;
     std::string measurements = r.trace_records > 1 ? fmt::format(" (mean of {} measurements)", r.trace_records) : "";
-    fmt::print("\n# {}: record #{} {}, {:.4f} ms{} measured on {}, {:.2f} GFLOP/s\n",
+    // A lookup answers with an emulated record only when nothing real is there.
+    const char* emulated = r.emulated ? " under emulation (says nothing about a real board)" : "";
+    fmt::print("\n# {}: record #{} {}, {:.4f} ms{} measured on {}{}, {:.2f} GFLOP/s\n",
                r.trace.empty() ? "default schedule" : "tuned schedule", r.id, where, ms, measurements,
-               r.target.fingerprint.arch, w.Flops() / (ms * 1e6));
+               r.target.fingerprint.arch, emulated, w.Flops() / (ms * 1e6));
   } else {
     fmt::print("\n# record #{} {}: failed ({}{}{})\n", r.id, where, database::ErrorKindName(r.error_kind),
                r.error_msg.empty() ? "" : ": ", r.error_msg);

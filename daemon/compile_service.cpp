@@ -17,6 +17,7 @@ using tuner::BuildKernel;
 using tuner::BuiltKernel;
 using tuner::ChooseSchedule;
 using tuner::ChosenSchedule;
+using tuner::EmulatedRecordWarning;
 using tuner::KernelBuildOptions;
 using tuner::KernelRecordTarget;
 
@@ -229,6 +230,8 @@ grpc::Status CompileServiceImpl::Compile(grpc::ServerContext* context, const v1:
   response->set_record_id(kernel.record_id);
   response->set_latency_seconds(kernel.mean_seconds);
   response->set_cached(answer->cached);
+  response->set_emulated(kernel.tuned() && kernel.record_emulated);
+  response->set_warning(EmulatedRecordWarning(kernel));
   return grpc::Status::OK;
 }
 

@@ -78,6 +78,9 @@ void FleetServiceImpl::Session::Register(bool ok) {
   info.synthetic = reg.synthetic() || reg.device() == "test" ||
                    reg.fingerprint().toolchain() == database::kTestDeviceToolchain;
   synthetic_ = info.synthetic;
+  // A board worker of an older version does not say it is emulated; its
+  // fingerprint's arch ("generic-emulated") does.
+  emulated_ = reg.emulated() || IsEmulatedFingerprint(info.fingerprint);
   FleetDispatcher* dispatcher = service_->dispatcher_;
   // A device key names interchangeable hardware: invented and measured times
   // on one key would be one job's search and best. (Checked against the
@@ -128,6 +131,8 @@ void FleetServiceImpl::Session::Serve() {
         results.push_back(rpc::FromProto(r));
         // A synthetic worker's results are synthetic whatever they say.
         results.back().synthetic = results.back().synthetic || synthetic_;
+        // An emulated worker's results are emulated whatever they say.
+        results.back().emulated = results.back().emulated || emulated_;
       }
       dispatcher->OnResults(worker_id_, results);
       break;

@@ -78,6 +78,7 @@ class FleetServiceImpl::Session final : public grpc::ServerBidiReactor<v1::Worke
   v1::WorkerMessage incoming_;
   std::string worker_id_;  // "" until registered
   bool synthetic_ = false;  // the worker's device invents its times
+  bool emulated_ = false;   // the worker runs under emulation (qemu): its times are not a real device's
 
   std::mutex mu_;
   bool registered_ = false;        // GUARDED_BY(mu_): Registered is out or in flight; requests may follow

@@ -66,6 +66,7 @@ v1::Record RecordToProto(const database::TuningRecord& record) {
   out.set_created_at_us(record.created_at_us);
   out.set_trace_mean_seconds(record.trace_mean_sec);
   out.set_trace_records(record.trace_records);
+  out.set_emulated(record.emulated);
   return out;
 }
 

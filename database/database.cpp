@@ -58,10 +58,17 @@ std::vector<std::string> SplitFeatures(const std::string& joined) {
   return features;
 }
 
+std::string EmulatedColumn(int schema_version) {
+  return schema_version >= 6 ? "emulated"
+                             : "(SELECT length(arch) > 9 AND substr(arch, -9) = '-emulated' FROM targets "
+                               "WHERE targets.id = records.target_id)";
+}
+
 std::string RecordColumns(int schema_version) {
   return std::string(kRecordColumns) +
          (schema_version >= 5 ? ", synthetic"
-                              : ", (SELECT toolchain = 'none (test device)' FROM targets WHERE id = records.target_id)");
+                              : ", (SELECT toolchain = 'none (test device)' FROM targets WHERE id = records.target_id)") +
+         ", " + EmulatedColumn(schema_version);
 }
 
 // Reads the columns listed in RecordColumns (starting at column 0); the
@@ -80,6 +87,7 @@ TuningRecord ReadRecordRow(const Statement& stmt, int64_t* target_id) {
   record.tunefarm_version = stmt.ColumnText(9);
   record.created_at_us = stmt.ColumnInt(10);
   record.synthetic = stmt.ColumnInt(12) != 0;
+  record.emulated = stmt.ColumnInt(13) != 0;
   return record;
 }
 
@@ -176,8 +184,12 @@ Result<int64_t> Database::TargetIdLocked(const Target& target, bool create) {
 }
 
 Result<std::vector<int64_t>> Database::TargetIdsForArchLocked(const Target& target) {
-  TF_ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare("SELECT id FROM targets WHERE isa = ? AND arch = ? ORDER BY id"));
-  stmt.Bind(1, target.fingerprint.isa).Bind(2, target.fingerprint.arch);
+  // The real arch and its emulated twin: which of their records may answer
+  // is the ranking's business (real ones first, ranking.cpp).
+  const std::string real_arch(RealArch(target.fingerprint.arch));
+  TF_ASSIGN_OR_RETURN(Statement stmt,
+                      conn_->Prepare("SELECT id FROM targets WHERE isa = ? AND (arch = ? OR arch = ?) ORDER BY id"));
+  stmt.Bind(1, target.fingerprint.isa).Bind(2, real_arch).Bind(3, real_arch + std::string(kEmulatedArchSuffix));
   std::vector<int64_t> ids;
   while (true) {
     TF_ASSIGN_OR_RETURN(bool row, stmt.Step());
@@ -251,10 +263,10 @@ Result<int64_t> Database::InsertRecordLocked(const TuningRecord& input, bool ign
   const char* sql = ignore_duplicate_uid
                         ? "INSERT OR IGNORE INTO records(uid, workload_id, target_id, trace, run_secs, mean_sec, "
                           "error_kind, error_msg, worker, device, tunefarm_version, created_at_us, trace_hash, "
-                          "synthetic) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                          "synthetic, emulated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                         : "INSERT INTO records(uid, workload_id, target_id, trace, run_secs, mean_sec, "
                           "error_kind, error_msg, worker, device, tunefarm_version, created_at_us, trace_hash, "
-                          "synthetic) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+                          "synthetic, emulated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
   TF_ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare(sql));
   stmt.Bind(1, record.uid).Bind(2, workload_id).Bind(3, target_id).Bind(4, record.trace);
   stmt.BindBlob(5, record.run_secs.data(), record.run_secs.size() * sizeof(double));
@@ -270,6 +282,10 @@ Result<int64_t> Database::InsertRecordLocked(const TuningRecord& input, bool ign
   // fingerprint says what it is (record.h).
   const bool synthetic = record.synthetic || record.target.fingerprint.toolchain == kTestDeviceToolchain;
   stmt.Bind(14, int64_t{synthetic});
+  // A worker that does not mark its results (an older one) still reports an
+  // emulated fingerprint, which says what it is (record.h).
+  const bool emulated = record.emulated || IsEmulatedFingerprint(record.target.fingerprint);
+  stmt.Bind(15, int64_t{emulated});
   Status status = stmt.Run();
   if (!status.ok()) {
     if (status.code() == StatusCode::kInvalidArgument) {

@@ -12,16 +12,20 @@
 namespace tunefarm::database {
 
 // The record columns every record query selects, in the order ReadRecordRow
-// reads them (12 columns; RecordColumns adds the 13th).
+// reads them (12 columns; RecordColumns adds the 13th and 14th).
 inline constexpr const char* kRecordColumns =
     "id, uid, target_id, trace, run_secs, error_kind, error_msg, worker, device, tunefarm_version, "
     "created_at_us, mean_sec";
 
-// kRecordColumns and whether the record is synthetic (column 12): the
-// synthetic column from schema v5 on; in an older file opened read-only (never
-// migrated) whether its target carries the test device's toolchain, the rule
-// the v5 migration applies.
+// kRecordColumns, whether the record is synthetic (column 12) and whether it
+// is emulated (column 13): the synthetic column from schema v5 on, the
+// emulated one from v6 on; in an older file opened read-only (never migrated)
+// the rules the v5 and v6 migrations apply: whether its target carries the
+// test device's toolchain, whether its target's arch ends in "-emulated".
 std::string RecordColumns(int schema_version);
+// The SQL expression, over a row of records, for whether it is emulated:
+// the emulated column, or in a file before v6 the v6 migration's rule.
+std::string EmulatedColumn(int schema_version);
 
 int64_t NowMicros();
 

@@ -27,7 +27,7 @@ Status Database::ForEachRecord(const RecordFilter& filter,
     if (!row) return Status::OK();
     int64_t target_id = 0;
     TuningRecord record = ReadRecordRow(stmt, &target_id);
-    record.workload_hash = stmt.ColumnText(13);
+    record.workload_hash = stmt.ColumnText(14);
     TF_ASSIGN_OR_RETURN(record, LoadTargetLocked(target_id, std::move(record)));
     TF_RETURN_IF_ERROR(visit(record));
   }
@@ -148,19 +148,22 @@ Result<int64_t> Database::Prune(int k) {
   // rank it by its luckiest time again); failed records all go. Synthetic
   // records (a test device's) rank among themselves only, as the run that
   // made them does: the k fastest of them stay for it, apart from the real ones.
+  // Emulated records rank among themselves too (they answer a lookup only
+  // where nothing real does), so the k fastest of them stay as well.
   TF_ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare(
       "DELETE FROM records WHERE id NOT IN ("
       "  SELECT records.id FROM records JOIN ("
-      "    SELECT workload_id, target_id, synthetic, trace, ROW_NUMBER() OVER ("
-      "        PARTITION BY workload_id, target_id, synthetic ORDER BY score, fastest_id) AS rank"
+      "    SELECT workload_id, target_id, synthetic, emulated, trace, ROW_NUMBER() OVER ("
+      "        PARTITION BY workload_id, target_id, synthetic, emulated ORDER BY score, fastest_id) AS rank"
       // With min() the only min/max aggregate, the bare column id is the
       // fastest record's (SQLite's documented bare-column rule).
-      "    FROM (SELECT workload_id, target_id, synthetic, trace, avg(mean_sec) AS score, min(mean_sec),"
-      "                 id AS fastest_id"
-      "          FROM records GROUP BY workload_id, target_id, synthetic, trace"
+      "    FROM (SELECT workload_id, target_id, synthetic, emulated, trace, avg(mean_sec) AS score,"
+      "                 min(mean_sec), id AS fastest_id"
+      "          FROM records GROUP BY workload_id, target_id, synthetic, emulated, trace"
       "          HAVING count(mean_sec) > 0 AND sum(error_kind = ?2) = 0)) AS kept"
       "  ON records.workload_id = kept.workload_id AND records.target_id = kept.target_id"
-      "    AND records.synthetic = kept.synthetic AND records.trace = kept.trace"
+      "    AND records.synthetic = kept.synthetic AND records.emulated = kept.emulated"
+      "    AND records.trace = kept.trace"
       "  WHERE records.mean_sec IS NOT NULL AND kept.rank <= ?1)"));
   stmt.Bind(1, static_cast<int64_t>(k));
   // A trace that once computed a wrong result is never kept as a best.
@@ -192,6 +195,11 @@ Result<DatabaseStats> Database::Stats() {
                                  : "SELECT count(*) FROM records WHERE target_id IN "
                                    "(SELECT id FROM targets WHERE toolchain = 'none (test device)')",
                              &stats.synthetic_records));
+    TF_RETURN_IF_ERROR(count(stats.schema_version >= 6
+                                 ? "SELECT count(*) FROM records WHERE emulated != 0"
+                                 : "SELECT count(*) FROM records WHERE target_id IN (SELECT id FROM targets "
+                                   "WHERE length(arch) > 9 AND substr(arch, -9) = '-emulated')",
+                             &stats.emulated_records));
     if (stats.schema_version >= 2) TF_RETURN_IF_ERROR(count("SELECT count(*) FROM jobs", &stats.jobs));
     return Status::OK();
   }();

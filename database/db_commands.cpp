@@ -97,8 +97,18 @@ void PrintRecord(const TuningRecord& record, std::ostream& out) {
   out << "  target   " << record.target.target << " (" << record.target.fingerprint.isa << " "
       << record.target.fingerprint.arch << ", " << record.target.fingerprint.cores << " cores, "
       << record.target.fingerprint.toolchain << ")\n"
-      << "  worker   " << record.worker << " / " << record.device << "\n"
-      << "  trace    " << record.trace << "\n";
+      << "  worker   " << record.worker << " / " << record.device << "\n";
+  if (record.emulated) {
+    out << "  emulated yes: measured under emulation, its time says nothing about a real device\n";
+  }
+  out << "  trace    " << record.trace << "\n";
+}
+
+// The line said before an answer of emulated records only: the lookups
+// answer with those only when no record measured on a real device matches.
+void PrintEmulatedOnly(const std::string& workload, std::ostream& out) {
+  out << "note: no record of " << workload << " measured on a real device matches; "
+      << "what follows was measured under emulation\n";
 }
 
 }  // namespace
@@ -113,6 +123,7 @@ int RunDbStats(const DbCommandOptions& options, std::ostream& out, std::ostream&
                           {"workloads", stats->workloads}, {"targets", stats->targets},
                           {"records", stats->records},     {"failed_records", stats->failed_records},
                           {"synthetic_records", stats->synthetic_records},
+                          {"emulated_records", stats->emulated_records},
                           {"jobs", stats->jobs},           {"file_bytes", stats->file_bytes}}
                .dump()
         << "\n";
@@ -125,6 +136,9 @@ int RunDbStats(const DbCommandOptions& options, std::ostream& out, std::ostream&
       << (stats->synthetic_records > 0 ? ", " + std::to_string(stats->synthetic_records) +
                                              " synthetic: a test device's, never served"
                                        : std::string())
+      << (stats->emulated_records > 0 ? ", " + std::to_string(stats->emulated_records) +
+                                            " emulated: served only where nothing real is"
+                                      : std::string())
       << ")\n"
       << "  jobs       " << stats->jobs << "\n";
   return kExitOk;
@@ -162,6 +176,7 @@ int RunDbBest(const DbCommandOptions& options, std::ostream& out, std::ostream& 
         << "(fallback level: none)\n";
     return kExitOk;
   }
+  if (answer.record->emulated) PrintEmulatedOnly(options.workload, out);
   out << "best record (fallback level: " << FallbackLevelName(answer.level) << ", from the "
       << LayerName(answer.layer) << " database)\n";
   PrintRecord(*answer.record, out);
@@ -187,6 +202,8 @@ int RunDbTop(const DbCommandOptions& options, std::ostream& out, std::ostream& e
     for (const TuningRecord& record : *top) out << DumpJsonLine(RankedRecordToJson(record)) << "\n";
     return kExitOk;
   }
+  // Real records and emulated ones never come together (tuning_log.h).
+  if (!top->empty() && top->front().emulated) PrintEmulatedOnly(options.workload, out);
   out << top->size() << " record(s), fastest first\n";
   for (size_t i = 0; i < top->size(); ++i) {
     out << "#" << i + 1 << "\n";

@@ -118,6 +118,7 @@ json RecordToJson(const TuningRecord& record) {
               {"created_at_us", record.created_at_us}};
   // Only when set: the lines of measured records read as they did before the field.
   if (record.synthetic) out["synthetic"] = true;
+  if (record.emulated) out["emulated"] = true;
   return out;
 }
 
@@ -146,6 +147,10 @@ Result<TuningRecord> RecordFromJson(const json& object) {
   if (auto it = object.find("synthetic"); it != object.end()) {
     if (!it->is_boolean()) return Missing("synthetic", "expected true or false in");
     record.synthetic = it->get<bool>();
+  }
+  if (auto it = object.find("emulated"); it != object.end()) {
+    if (!it->is_boolean()) return Missing("emulated", "expected true or false in");
+    record.emulated = it->get<bool>();
   }
   TF_RETURN_IF_ERROR(ValidateRecord(record));
   if (record.uid.empty()) return Status::InvalidArgument("record has an empty uid");

@@ -16,6 +16,16 @@ namespace {
 // Both layers' top k as one list: one entry per trace, the user layer's
 // (which holds this installation's own measurements of it).
 std::vector<TuningRecord> MergeTopK(std::vector<TuningRecord> top, std::vector<TuningRecord> more, int k) {
+  // Each layer answers with real records, or emulated ones where it has no
+  // real one: a layer's emulated answer never ranks against the other's real one.
+  auto any_real = [](const std::vector<TuningRecord>& records) {
+    return std::any_of(records.begin(), records.end(), [](const TuningRecord& r) { return !r.emulated; });
+  };
+  if (any_real(top) || any_real(more)) {
+    for (std::vector<TuningRecord>* list : {&top, &more}) {
+      std::erase_if(*list, [](const TuningRecord& r) { return r.emulated; });
+    }
+  }
   std::unordered_set<std::string> seen;
   for (const TuningRecord& record : top) seen.insert(record.trace);
   for (TuningRecord& record : more) {
@@ -101,12 +111,16 @@ Result<std::vector<TuningRecord>> LayeredDatabase::GetTopKByTargetString(std::st
 
 Result<BestRecord> LayeredDatabase::GetBest(std::string_view workload_hash, const Target& target,
                                             const RecordUsable& usable) {
-  for (FallbackLevel level : {FallbackLevel::kSameDevice, FallbackLevel::kSameArch}) {
-    for (Layer layer : {Layer::kUser, Layer::kSystem}) {
-      Database* db = layer == Layer::kUser ? user_.get() : system_.get();
-      if (db == nullptr) continue;
-      TF_ASSIGN_OR_RETURN(std::optional<TuningRecord> record, db->GetBestAtLevel(workload_hash, target, level, usable));
-      if (record) return BestRecord{level, std::move(record), layer};
+  // Real records in either layer before emulated ones in any (tuning_log.h).
+  for (bool emulated : {false, true}) {
+    for (FallbackLevel level : {FallbackLevel::kSameDevice, FallbackLevel::kSameArch}) {
+      for (Layer layer : {Layer::kUser, Layer::kSystem}) {
+        Database* db = layer == Layer::kUser ? user_.get() : system_.get();
+        if (db == nullptr) continue;
+        TF_ASSIGN_OR_RETURN(std::optional<TuningRecord> record,
+                            db->GetBestAtLevel(workload_hash, target, level, usable, emulated));
+        if (record) return BestRecord{level, std::move(record), layer};
+      }
     }
   }
   return BestRecord{};

@@ -12,6 +12,16 @@
 // measured ones and no lookup answers with one. Since schema v5 the
 // records_rank index holds none of them; in an older file opened read-only
 // they are the records of a target with the test device's toolchain.
+//
+// Emulated records (measured under qemu, record.h) rank only among
+// themselves, and only where nothing real does: every query ranks the real
+// records first and turns to the emulated ones when none answered (GetBest:
+// after the whole fallback chain found nothing real). A time taken under
+// emulation says nothing about a board, so however fast it is it must never
+// beat, or stand in for, a measured one; but a kernel tuned there is still a
+// better start than the default schedule where no board was measured, and
+// the answer carries emulated = true so that its caller says so. Since
+// schema v6 the records_rank index is keyed by the mark before the time.
 #include <algorithm>
 #include <set>
 
@@ -35,14 +45,14 @@ bool RanksBefore(const Ranked& a, const Ranked& b) {
 }  // namespace
 
 Result<std::pair<double, int>> Database::TraceMeanLocked(int64_t workload_id, int64_t target_id,
-                                                         const std::string& trace) {
+                                                         const std::string& trace, bool emulated) {
   // (An older file has no synthetic column; its synthetic records are those
   // of a whole target, which the caller skips.)
   TF_ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare(
       std::string("SELECT mean_sec, trace, error_kind FROM records WHERE workload_id = ? AND target_id = ? "
-                  "AND trace_hash = ?") +
-      (schema_version_ >= 5 ? " AND synthetic = 0" : "")));
-  stmt.Bind(1, workload_id).Bind(2, target_id).Bind(3, TraceHash(trace));
+                  "AND trace_hash = ? AND ") +
+      EmulatedColumn(schema_version_) + " = ?" + (schema_version_ >= 5 ? " AND synthetic = 0" : "")));
+  stmt.Bind(1, workload_id).Bind(2, target_id).Bind(3, TraceHash(trace)).Bind(4, int64_t{emulated});
   double sum = 0;
   int count = 0;
   while (true) {
@@ -65,22 +75,25 @@ Result<std::pair<double, int>> Database::TraceMeanLocked(int64_t workload_id, in
 
 Result<std::vector<TuningRecord>> Database::TopKForTargetsLocked(std::string_view workload_hash,
                                                                  int64_t workload_id,
-                                                                 const std::vector<int64_t>& target_ids, int k) {
+                                                                 const std::vector<int64_t>& target_ids, int k,
+                                                                 bool emulated) {
   // Per target, records come in mean_sec order through the records_rank
   // index. A trace's mean is never below its fastest record's time, so once
   // k traces are ranked, a record slower than the k-th of them ends the scan:
   // nothing after it can enter. With one record per trace (a log written
   // before traces were measured again) that is exactly the first k records.
   std::vector<Ranked> ranked;
-  // The condition on synthetic matches the records_rank index's (schema v5).
+  // The conditions on synthetic and emulated match the records_rank index's
+  // (schema v6).
   std::string sql = "SELECT " + RecordColumns(schema_version_) +
-                    " FROM records WHERE workload_id = ? AND target_id = ? AND mean_sec IS NOT NULL " +
-                    (schema_version_ >= 5 ? "AND synthetic = 0 " : "") + "ORDER BY mean_sec, id";
+                    " FROM records WHERE workload_id = ? AND target_id = ? AND " + EmulatedColumn(schema_version_) +
+                    " = ? AND mean_sec IS NOT NULL " + (schema_version_ >= 5 ? "AND synthetic = 0 " : "") +
+                    "ORDER BY mean_sec, id";
   for (int64_t target_id : target_ids) {
     std::vector<Ranked> found;  // this target's traces, in rank order
     std::set<std::string> seen_traces;
     TF_ASSIGN_OR_RETURN(Statement stmt, conn_->Prepare(sql));
-    stmt.Bind(1, workload_id).Bind(2, target_id);
+    stmt.Bind(1, workload_id).Bind(2, target_id).Bind(3, int64_t{emulated});
     while (true) {
       TF_ASSIGN_OR_RETURN(bool row, stmt.Step());
       if (!row) break;
@@ -96,7 +109,7 @@ Result<std::vector<TuningRecord>> Database::TopKForTargetsLocked(std::string_vie
       // Older files opened read-only (never migrated) have no trace_hash: a
       // trace ranks by its fastest record there, as it did then.
       if (schema_version_ >= 3) {
-        TF_ASSIGN_OR_RETURN(auto trace_mean, TraceMeanLocked(workload_id, target_id, record.trace));
+        TF_ASSIGN_OR_RETURN(auto trace_mean, TraceMeanLocked(workload_id, target_id, record.trace, emulated));
         if (trace_mean.second < 0) continue;  // a wrong result on record: never ranks
         if (trace_mean.second > 0) {
           record.trace_mean_sec = trace_mean.first;
@@ -118,6 +131,14 @@ Result<std::vector<TuningRecord>> Database::TopKForTargetsLocked(std::string_vie
   return top;
 }
 
+Result<std::vector<TuningRecord>> Database::TopKRealFirstLocked(std::string_view workload_hash, int64_t workload_id,
+                                                                const std::vector<int64_t>& target_ids, int k) {
+  TF_ASSIGN_OR_RETURN(std::vector<TuningRecord> real,
+                      TopKForTargetsLocked(workload_hash, workload_id, target_ids, k, /*emulated=*/false));
+  if (!real.empty()) return real;
+  return TopKForTargetsLocked(workload_hash, workload_id, target_ids, k, /*emulated=*/true);
+}
+
 Result<std::vector<TuningRecord>> Database::GetTopK(std::string_view workload_hash, const Target& target, int k) {
   if (k <= 0) return Status::InvalidArgument("top-k needs k >= 1, got " + std::to_string(k));
   Target canonical = target;
@@ -126,7 +147,7 @@ Result<std::vector<TuningRecord>> Database::GetTopK(std::string_view workload_ha
   TF_ASSIGN_OR_RETURN(int64_t workload_id, WorkloadIdLocked(workload_hash));
   TF_ASSIGN_OR_RETURN(int64_t target_id, TargetIdLocked(canonical, /*create=*/false));
   if (workload_id == 0 || target_id == 0) return std::vector<TuningRecord>();
-  return TopKForTargetsLocked(workload_hash, workload_id, {target_id}, k);
+  return TopKRealFirstLocked(workload_hash, workload_id, {target_id}, k);
 }
 
 Result<std::vector<TuningRecord>> Database::GetTopKByTargetString(std::string_view workload_hash,
@@ -136,11 +157,12 @@ Result<std::vector<TuningRecord>> Database::GetTopKByTargetString(std::string_vi
   TF_ASSIGN_OR_RETURN(int64_t workload_id, WorkloadIdLocked(workload_hash));
   if (workload_id == 0) return std::vector<TuningRecord>();
   TF_ASSIGN_OR_RETURN(std::vector<int64_t> target_ids, TargetIdsForStringLocked(target_string));
-  return TopKForTargetsLocked(workload_hash, workload_id, target_ids, k);
+  return TopKRealFirstLocked(workload_hash, workload_id, target_ids, k);
 }
 
 Result<std::optional<TuningRecord>> Database::GetBestAtLevel(std::string_view workload_hash, const Target& target,
-                                                             FallbackLevel level, const RecordUsable& usable) {
+                                                             FallbackLevel level, const RecordUsable& usable,
+                                                             bool emulated) {
   if (level == FallbackLevel::kNone) return std::optional<TuningRecord>();
   Target canonical = target;
   CanonicalizeFingerprint(&canonical.fingerprint);
@@ -157,7 +179,7 @@ Result<std::optional<TuningRecord>> Database::GetBestAtLevel(std::string_view wo
       TF_ASSIGN_OR_RETURN(target_ids, TargetIdsForArchLocked(canonical));
     }
     TF_ASSIGN_OR_RETURN(top, TopKForTargetsLocked(workload_hash, workload_id, target_ids,
-                                                  usable ? kUsableCandidates : 1));
+                                                  usable ? kUsableCandidates : 1, emulated));
   }
   // The check (a trace replay, say) runs unlocked: other callers need not wait.
   for (TuningRecord& record : top) {
@@ -168,9 +190,13 @@ Result<std::optional<TuningRecord>> Database::GetBestAtLevel(std::string_view wo
 
 Result<BestRecord> Database::GetBest(std::string_view workload_hash, const Target& target,
                                      const RecordUsable& usable) {
-  for (FallbackLevel level : {FallbackLevel::kSameDevice, FallbackLevel::kSameArch}) {
-    TF_ASSIGN_OR_RETURN(std::optional<TuningRecord> record, GetBestAtLevel(workload_hash, target, level, usable));
-    if (record) return BestRecord{level, std::move(record)};
+  // The whole chain over real records before any emulated one (see the top).
+  for (bool emulated : {false, true}) {
+    for (FallbackLevel level : {FallbackLevel::kSameDevice, FallbackLevel::kSameArch}) {
+      TF_ASSIGN_OR_RETURN(std::optional<TuningRecord> record,
+                          GetBestAtLevel(workload_hash, target, level, usable, emulated));
+      if (record) return BestRecord{level, std::move(record)};
+    }
   }
   return BestRecord{};
 }

@@ -99,7 +99,7 @@ bool TuningRecord::SameContent(const TuningRecord& other) const {
          trace == other.trace && run_secs == other.run_secs && error_kind == other.error_kind &&
          error_msg == other.error_msg && worker == other.worker && device == other.device &&
          tunefarm_version == other.tunefarm_version && created_at_us == other.created_at_us &&
-         synthetic == other.synthetic;
+         synthetic == other.synthetic && emulated == other.emulated;
 }
 
 void CanonicalizeFingerprint(HardwareFingerprint* fingerprint) {

@@ -118,7 +118,27 @@ DROP INDEX records_rank;
 CREATE INDEX records_rank ON records(workload_id, target_id, mean_sec)
   WHERE mean_sec IS NOT NULL AND synthetic = 0;
 )sql",
+    // v6: records measured under emulation (qemu-user) are marked: they never
+    // rank against real ones, so the rank index is keyed by the mark before
+    // the time. The records already there are those whose target's
+    // fingerprint says emulated (arch ending in "-emulated", what a board
+    // worker under qemu reports), marked with the append-only trigger lifted
+    // for this one statement.
+    R"sql(
+ALTER TABLE records ADD COLUMN emulated INTEGER NOT NULL DEFAULT 0;
+DROP TRIGGER records_append_only;
+UPDATE records SET emulated = 1
+  WHERE target_id IN (SELECT id FROM targets WHERE length(arch) > 9 AND substr(arch, -9) = '-emulated');
+CREATE TRIGGER records_append_only BEFORE UPDATE ON records
+  BEGIN SELECT RAISE(ABORT, 'tuning records are append-only'); END;
+DROP INDEX records_rank;
+CREATE INDEX records_rank ON records(workload_id, target_id, emulated, mean_sec)
+  WHERE mean_sec IS NOT NULL AND synthetic = 0;
+)sql",
 };
+// The v6 migration's test for an emulated arch, written out in SQL.
+static_assert(kEmulatedArchSuffix == "-emulated" && kEmulatedArchSuffix.size() == 9,
+              "migration v6 and RecordColumns name the suffix literally");
 
 // tunefarm_trace_hash(text): TraceHash for the v3 migration.
 void TraceHashFunction(sqlite3_context* context, int /*argc*/, sqlite3_value** argv) {

@@ -92,6 +92,7 @@ v1::MeasureResult ToProto(const MeasureResult& r) {
   p.set_build_seconds(r.build_seconds);
   p.set_speed_probe_seconds(r.speed_probe_seconds);
   p.set_synthetic(r.synthetic);
+  p.set_emulated(r.emulated);
   return p;
 }
 
@@ -104,6 +105,7 @@ MeasureResult FromProto(const v1::MeasureResult& p) {
   r.build_seconds = p.build_seconds();
   r.speed_probe_seconds = p.speed_probe_seconds();
   r.synthetic = p.synthetic();
+  r.emulated = p.emulated();
   return r;
 }
 

@@ -125,13 +125,32 @@ std::string TunedDescription(const BuiltKernel& kernel, const std::string& toolc
                                       toolchain + "'; resuming `tunefarm tune` on the log times it again)";
   char ms[32];
   std::snprintf(ms, sizeof(ms), "%.4f", kernel.mean_seconds * 1e3);
+  // Under emulation the time is qemu's, not a board's: the header says so
+  // where it states the time.
+  const std::string emulated = kernel.record_emulated
+                                   ? " UNDER EMULATION (record uid " + kernel.record_uid + ", device " +
+                                         kernel.record_device + "; the only record for this workload and target: "
+                                         "its time says nothing about a real board)"
+                                   : "";
   return "tuned: record #" + std::to_string(kernel.record_id) + " of the " +
          std::string(database::LayerName(kernel.layer)) + " log (" +
-         std::string(database::FallbackLevelName(kernel.level)) + " match), " + ms + " ms measured" + stale +
-         PassedOverNote(passed_over);
+         std::string(database::FallbackLevelName(kernel.level)) + " match), " + ms + " ms measured" + emulated +
+         stale + PassedOverNote(passed_over);
 }
 
 }  // namespace
+
+std::string EmulatedRecordWarning(const BuiltKernel& kernel) {
+  if (!kernel.tuned() || !kernel.record_emulated) return "";
+  char ms[32];
+  std::snprintf(ms, sizeof(ms), "%.4f", kernel.mean_seconds * 1e3);
+  return "the only record for " + kernel.workload_name + " on " + kernel.target +
+         " was measured under emulation (record uid " + kernel.record_uid + ", device " + kernel.record_device +
+         (kernel.record_worker.empty() ? "" : " on worker " + kernel.record_worker) + ", arch " +
+         kernel.record_arch + "): its time (" + ms +
+         " ms) says nothing about a real board; the kernel uses its schedule for want of a measured one "
+         "(tune on a board of this target to replace it)";
+}
 
 std::string CudaKernelToolchain() { return "nvrtc lowering-r" + std::to_string(kLoweringRevision); }
 
@@ -204,6 +223,9 @@ Result<BuiltKernel> DescribeKernel(const Workload& w, const Target& target, cons
     kernel.level = schedule.best.level;
     kernel.layer = schedule.best.layer;
     kernel.record_arch = r.target.fingerprint.arch;
+    kernel.record_emulated = r.emulated;
+    kernel.record_device = r.device;
+    kernel.record_worker = r.worker;
     const std::string toolchain = KernelRecordTarget(target, options.fingerprint).fingerprint.toolchain;
     if (r.target.fingerprint.toolchain != toolchain) kernel.record_other_toolchain = r.target.fingerprint.toolchain;
     kernel.schedule_description = TunedDescription(kernel, toolchain, schedule.passed_over);

@@ -115,6 +115,10 @@ std::vector<database::TuningRecord> TuningLoop::RecordsOf(const TaskState& state
     r.worker = results[i].worker.empty() ? options_.worker_name : results[i].worker;
     r.device = options_.device;
     r.synthetic = results[i].synthetic || options_.synthetic;
+    // Measured under qemu (the worker or the tuner says so): kept, but never
+    // ranked against or served in place of a real device's record. The log
+    // also marks a record whose fingerprint is an emulated device's.
+    r.emulated = results[i].emulated;
     records.push_back(std::move(r));
   }
   return records;

@@ -370,6 +370,7 @@ void FleetWorker::MeasureLoop() {
       }
       r.candidate_id = job.inputs[i].candidate_id;  // one result per candidate, by id
       r.synthetic = r.synthetic || IsSyntheticDevice(options_.device);
+      r.emulated = r.emulated || hello_->register_().emulated();  // this worker runs under qemu
       *message.add_results() = rpc::ToProto(r);
     }
     Deliver(std::move(message));

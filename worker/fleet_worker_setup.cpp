@@ -10,6 +10,7 @@
 #include "tunefarm/compiler/target_fingerprint.h"
 #include "tunefarm/compiler/schedule/trace.h"
 #include "tunefarm/v1/fleet.pb.h"
+#include "tunefarm/worker/board_fingerprint.h"
 #include "tunefarm/worker/fleet_worker.h"
 #include "tunefarm/worker/device_backend.h"
 
@@ -53,6 +54,11 @@ std::unique_ptr<v1::WorkerMessage> RegisterMessage(const FleetWorkerOptions& o, 
   // build, also while a fleet runs mixed versions.
   for (const std::string& name : ReplayedInstructionNames()) reg->add_trace_instructions(name);
   reg->set_synthetic(device.synthetic);
+  // A board under qemu-user says so in its fingerprint (the lean worker's
+  // ToHardwareFingerprint puts "-emulated" on the arch when
+  // ArmBoard::emulated): every result it sends is then emulated.
+  static_assert(kEmulatedSuffix == kEmulatedArchSuffix, "the board's suffix is the one the log recognises");
+  reg->set_emulated(IsEmulatedArch(reg->fingerprint().arch()));
   return hello;
 }
 

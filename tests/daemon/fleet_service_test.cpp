@@ -158,6 +158,42 @@ TEST_F(FleetServiceTest, RegisteredComesFirstThenTheCandidatesQueuedBeforeTheWor
   EXPECT_EQ(dispatcher_.WorkerCount(), 0) << "a worker that closed its stream is still registered";
 }
 
+// A board worker under qemu: its results are emulated whatever they say,
+// whether its Register says so or only its fingerprint's arch ("-emulated",
+// a worker of an older version). A real worker's results are not.
+TEST_F(FleetServiceTest, AnEmulatedWorkersResultsAreEmulated) {
+  Start();
+  for (const char* how : {"register", "fingerprint", "real"}) {
+    SCOPED_TRACE(how);
+    Job job(&dispatcher_, 2);
+    auto call = Open();
+    v1::WorkerMessage hello = RegisterMessage(std::string("board-") + how);
+    v1::Register* reg = hello.mutable_register_();
+    reg->set_device("cpu");
+    reg->mutable_fingerprint()->set_isa("aarch64");
+    reg->mutable_fingerprint()->set_arch(std::string(how) == "fingerprint" ? "cortex-a72-emulated" : "cortex-a72");
+    reg->set_emulated(std::string(how) == "register");
+    ASSERT_TRUE(call->stream->Write(hello));
+    v1::TunerMessage msg;
+    ASSERT_TRUE(call->stream->Read(&msg));
+    ASSERT_TRUE(msg.has_registered()) << msg.DebugString();
+    int answered = 0;
+    while (answered < 2 && call->stream->Read(&msg)) {
+      ASSERT_TRUE(msg.has_measure()) << msg.DebugString();
+      answered += msg.measure().inputs_size();
+      ASSERT_TRUE(call->stream->Write(Answer(msg.measure())));  // results that do not say emulated
+    }
+    const std::vector<MeasureResult>& results = job.Results();
+    ASSERT_EQ(results.size(), 2u);
+    for (const MeasureResult& r : results) {
+      EXPECT_EQ(r.error, MeasureErrorKind::kNone) << r.error_message;
+      EXPECT_EQ(r.emulated, std::string(how) != "real");
+      EXPECT_FALSE(r.synthetic);
+    }
+    EXPECT_TRUE(Exchange(call.get(), {}).ok());
+  }
+}
+
 TEST_F(FleetServiceTest, ProtocolErrorsEndTheStreamWithTheirMessage) {
   Start({}, {"worker-token-0123456789"});
   struct Case {

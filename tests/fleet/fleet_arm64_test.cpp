@@ -4,7 +4,9 @@
 // x86 daemon. The daemon builds the board's candidates (fleet.toml
 // [builders] tuner_built); the board loads, checks and times them. Both
 // jobs complete with every record checked, the board's records name an
-// AArch64 target and a fingerprint marked emulated; a board killed mid-job
+// AArch64 target and a fingerprint marked emulated, and are themselves marked
+// emulated (so that a lookup for the board's target answers with one only
+// where nothing real is, and says so); a board killed mid-job
 // leaves its candidates to be measured again when a board returns.
 //
 // Run by the LeanWorker.Arm64 test after it has built the arm64 worker
@@ -16,6 +18,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <optional>
 #include <thread>
 
 #include "fleet_harness.h"
@@ -150,6 +153,7 @@ TEST_F(Arm64Fleet, DISABLED_AnEmulatedBoardAndAnX86WorkerEachCompleteTheirJob) {
   const std::vector<database::TuningRecord> board = Records(board_job.tasks(0).workload_hash());
   ASSERT_GE(board.size(), 16u) << Logs();
   int board_ok = 0, board_x86 = 0;
+  std::optional<database::TuningRecord> board_measured;
   for (const database::TuningRecord& r : board) {
     board_x86 += r.target.fingerprint.isa == "x86_64";
     if (r.target.fingerprint.isa != "aarch64") continue;
@@ -159,15 +163,38 @@ TEST_F(Arm64Fleet, DISABLED_AnEmulatedBoardAndAnX86WorkerEachCompleteTheirJob) {
     EXPECT_NE(r.target.target.find("aarch64"), std::string::npos) << r.target.target;
     const std::string& arch = r.target.fingerprint.arch;
     EXPECT_TRUE(arch.size() > 9 && arch.substr(arch.size() - 9) == "-emulated") << "fingerprint arch " << arch;
+    // The record itself says it was measured under emulation.
+    EXPECT_TRUE(r.emulated) << "record " << r.uid;
+    if (r.ok() && !board_measured) board_measured = r;
   }
   EXPECT_EQ(board_x86, 0) << "an x86 worker measured the board's job";
   EXPECT_GE(board_ok, 12) << Logs();
   int host_ok = 0;
   for (const database::TuningRecord& r : Records(host_job.tasks(0).workload_hash())) {
     EXPECT_EQ(r.target.fingerprint.isa, "x86_64");
+    EXPECT_FALSE(r.emulated) << "the x86 worker's record " << r.uid;
     host_ok += r.ok();
   }
   EXPECT_GE(host_ok, 12) << Logs();
+
+  // What `tunefarm compile --target <the board's target>` asks on this x86
+  // machine: the board's CPU, this machine's cores and toolchain. Only
+  // emulated records are there, so one is the answer, and it says so.
+  ASSERT_TRUE(board_measured) << Logs();
+  database::OpenOptions read_only;
+  read_only.read_only = true;
+  auto log = database::Database::Open(db_.string(), read_only);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  database::Target asking = board_measured->target;
+  asking.fingerprint.arch = std::string(RealArch(asking.fingerprint.arch));
+  asking.fingerprint.cores = 1024;
+  asking.fingerprint.toolchain = "llvm-16 lowering-r0";
+  auto best = (*log)->GetBest(board_measured->workload_hash, asking);
+  ASSERT_TRUE(best.ok()) << best.status().ToString();
+  ASSERT_TRUE(best->record) << "the board's emulated records are the only ones for its target";
+  EXPECT_EQ(best->level, database::FallbackLevel::kSameArch);
+  EXPECT_TRUE(best->record->emulated);
+  EXPECT_EQ(best->record->target.fingerprint.isa, "aarch64");
 }
 
 TEST_F(Arm64Fleet, DISABLED_ABoardKilledMidJobLeavesItsCandidatesToTheNextBoard) {

@@ -30,4 +30,19 @@ struct HardwareFingerprint {
 // fingerprint: it builds nothing. Records that carry it are synthetic.
 inline constexpr std::string_view kTestDeviceToolchain = "none (test device)";
 
+// What the arch of a device measured under emulation ends with
+// ("cortex-a72-emulated", "generic-emulated"): a board worker under qemu-user
+// puts it there (worker/board_fingerprint.h, kEmulatedSuffix), so that an
+// emulated device's fingerprint never equals a real one's. Records that carry
+// such a fingerprint are emulated (database/record.h).
+inline constexpr std::string_view kEmulatedArchSuffix = "-emulated";
+inline bool IsEmulatedArch(std::string_view arch) {
+  return arch.size() > kEmulatedArchSuffix.size() && arch.ends_with(kEmulatedArchSuffix);
+}
+inline bool IsEmulatedFingerprint(const HardwareFingerprint& fingerprint) { return IsEmulatedArch(fingerprint.arch); }
+// The arch without kEmulatedArchSuffix: the real device an emulated one stands in for.
+inline std::string_view RealArch(std::string_view arch) {
+  return IsEmulatedArch(arch) ? arch.substr(0, arch.size() - kEmulatedArchSuffix.size()) : arch;
+}
+
 }  // namespace tunefarm

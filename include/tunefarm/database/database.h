@@ -39,7 +39,7 @@ class SqliteConnection;  // database/sqlite_connection.h
 // "TFDB" as a big-endian int: PRAGMA application_id of every tunefarm database.
 inline constexpr int32_t kApplicationId = 0x54464442;
 // The schema this build writes. Files with a newer version are refused.
-inline constexpr int kSchemaVersion = 5;
+inline constexpr int kSchemaVersion = 6;
 
 struct OpenOptions {
   bool read_only = false;          // never write; the file must exist
@@ -69,6 +69,7 @@ struct DatabaseStats {
   int64_t records = 0;
   int64_t failed_records = 0;
   int64_t synthetic_records = 0;  // a test device's invented times: never ranked or served
+  int64_t emulated_records = 0;   // measured under emulation: served only where nothing real is
   int64_t jobs = 0;
   int64_t file_bytes = 0;  // main file plus WAL
 };
@@ -108,11 +109,14 @@ class Database final : public TuningLog {
   // Appends one record (its workload must be committed); returns its row id.
   Result<int64_t> CommitRecord(const TuningRecord& record);
   // The fastest successful (and usable) record at exactly `level` (kNone:
-  // always empty), ranked as GetTopK: one rung of GetBest's chain.
+  // always empty), ranked as GetTopK: one rung of GetBest's chain. Only
+  // records measured on real hardware, or with `emulated` only emulated
+  // ones (GetBest asks for those after every rung found nothing real).
   Result<std::optional<TuningRecord>> GetBestAtLevel(std::string_view workload_hash,
                                                      const Target& target,
                                                      FallbackLevel level,
-                                                     const RecordUsable& usable = {});
+                                                     const RecordUsable& usable = {},
+                                                     bool emulated = false);
 
   // --- logs as a whole ---------------------------------------------------
   // Copies every workload and record of the database at `other_path` (opened
@@ -144,18 +148,27 @@ class Database final : public TuningLog {
   // Helpers below require mu_ held.
   Result<int64_t> WorkloadIdLocked(std::string_view hash);           // 0: absent
   Result<int64_t> TargetIdLocked(const Target& target, bool create);  // 0: absent
+  // Targets of the same ISA and real arch (RealArch): an emulated device's
+  // ("generic-emulated") and the real one's ("generic") alike.
   Result<std::vector<int64_t>> TargetIdsForArchLocked(const Target& target);
   Result<std::vector<int64_t>> TargetIdsForStringLocked(std::string_view target_string);
   Result<int64_t> InsertRecordLocked(const TuningRecord& record, bool ignore_duplicate_uid);
   Status InsertWorkloadLocked(const Workload& workload, bool* added);
+  // The k fastest traces over `target_ids` among the records whose emulated
+  // mark is `emulated` (real and emulated records never rank together).
   Result<std::vector<TuningRecord>> TopKForTargetsLocked(std::string_view workload_hash,
                                                          int64_t workload_id,
                                                          const std::vector<int64_t>& target_ids,
-                                                         int k);
+                                                         int k, bool emulated);
+  // TopKForTargetsLocked over the real records, else (none) the emulated ones.
+  Result<std::vector<TuningRecord>> TopKRealFirstLocked(std::string_view workload_hash, int64_t workload_id,
+                                                        const std::vector<int64_t>& target_ids, int k);
   // (mean of mean_sec, count) over the successful records of `trace` found
   // by its trace_hash; count 0 when none is (a record without its hash), -1
   // when one of its records is a wrong result.
-  Result<std::pair<double, int>> TraceMeanLocked(int64_t workload_id, int64_t target_id, const std::string& trace);
+  // Only records whose emulated mark is `emulated` count.
+  Result<std::pair<double, int>> TraceMeanLocked(int64_t workload_id, int64_t target_id, const std::string& trace,
+                                                 bool emulated);
   Result<TuningRecord> LoadTargetLocked(int64_t target_id, TuningRecord record);
   Status ReadOnlyError() const;
 

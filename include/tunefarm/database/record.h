@@ -82,6 +82,15 @@ struct TuningRecord {
   // record whose fingerprint's toolchain is kTestDeviceToolchain stores it as
   // synthetic whatever this field says (test devices of older versions).
   bool synthetic = false;
+  // The time was measured under emulation (a board worker under qemu-user,
+  // board_fingerprint.h): real code ran, but its time says nothing about a
+  // real board. Such a record never ranks against, nor shares a trace's mean
+  // with, a record measured on real hardware, and a lookup answers with one
+  // only when nothing real is on record for the target (tuning_log.h): the
+  // answer then carries emulated = true. Committing a record whose
+  // fingerprint is an emulated device's (IsEmulatedFingerprint: arch ending
+  // in "-emulated") stores it as emulated whatever this field says.
+  bool emulated = false;
   std::string tunefarm_version;  // empty on commit means this build's version
   int64_t created_at_us = 0;     // unix time in microseconds; 0 on commit means now
 

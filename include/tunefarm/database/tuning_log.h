@@ -15,7 +15,11 @@
 // not by its luckiest one; ties go to the older record. Failed records never
 // rank, nor does a trace with a wrong result on record; synthetic records (a
 // test device's invented times) never rank at all, so no lookup answers with
-// one.
+// one. Emulated records (measured under qemu, record.h) never rank against
+// real ones: every lookup answers with records measured on real hardware
+// when any match, and with emulated ones only when none does (GetBest: no
+// rung of the chain finds a real one); the records answered then carry
+// emulated = true, which callers report.
 //
 // Thread safety: implementations are thread-safe. Lifetime: a TuningLog is
 // owned by whoever opened it; callers handed a TuningLog* borrow it.
@@ -81,13 +85,16 @@ class TuningLog {
 
   // The k fastest traces of `workload_hash` on exactly `target` (target
   // string and fingerprint), fastest first, each as its fastest successful
-  // record; one entry per trace.
+  // record; one entry per trace. Real records only, or emulated ones when
+  // no real one is there (never a mix).
   virtual Result<std::vector<TuningRecord>> GetTopK(std::string_view workload_hash, const Target& target, int k) = 0;
   // The same across every fingerprint that ran `target_string`.
   virtual Result<std::vector<TuningRecord>> GetTopKByTargetString(std::string_view workload_hash,
                                                                   std::string_view target_string, int k) = 0;
   // The fastest trace's fastest record, walking the fallback chain: same
-  // device, then same ISA and architecture, then none. The answer says which
+  // device, then same ISA and architecture (an emulated device's arch,
+  // "generic-emulated", counts as the real one's, "generic"), then none;
+  // the whole chain over real records first, then over emulated ones. The answer says which
   // level (and which layer) matched. With `usable`, the fastest record it
   // accepts among each level's kUsableCandidates fastest (a record whose
   // trace no longer fits the workload's loop nest is passed over): the answer

@@ -75,6 +75,12 @@ struct MeasureResult {
   // device test set it; TestDeviceMeasurer itself does not, so unit tests may
   // stand it in for a real device). The tuning log never ranks or serves it.
   bool synthetic = false;
+  // The code ran under emulation (a board worker under qemu-user sets it):
+  // its time says nothing about a real device. Its record is emulated
+  // (database/record.h): never ranked against, or served in place of, a real
+  // device's. The tuner also marks every result of a worker that registered
+  // as emulated.
+  bool emulated = false;
   std::string worker;  // who measured it (set by fleet dispatch; empty: this process)
   double MeanSeconds() const;  // mean of repeat_seconds; +inf on error
 };

@@ -107,11 +107,25 @@ struct BuiltKernel {
   // The record's code generator when it is not the one this build is for
   // (CodegenToolchain, or the given fingerprint's): its time is of other code.
   std::string record_other_toolchain;
+  // The record was measured under emulation (database/record.h): the log
+  // answers with one only when it holds no record measured on real hardware
+  // for the workload and target. Its device and worker, for the warning.
+  bool record_emulated = false;
+  std::string record_device;
+  std::string record_worker;
   // "default (untuned)", "default GPU program (untuned): ..." or "tuned: record #..." (as in the header)
   std::string schedule_description;
 
   bool tuned() const { return record_id != 0; }
 };
+
+// What a caller must tell about a kernel tuned from an emulated record
+// (kernel.record_emulated): "the only record for W on T was measured under
+// emulation (record uid U, device D on worker X, arch A): its time says
+// nothing about a real board; ...". Empty for any other kernel. `tunefarm
+// compile` prints it as a warning, the Compile service returns it, and the
+// header's schedule line says the same.
+std::string EmulatedRecordWarning(const BuiltKernel& kernel);
 
 // Which step failed.
 enum class KernelBuildStage {
