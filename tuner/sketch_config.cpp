@@ -14,6 +14,11 @@ CpuSketchConfig CpuSketchDefaultsFor(const Target& target) {
   CpuSketchConfig c;
   c.vector_lanes = std::max(1, target.VectorBits() / 32);
   c.max_vector_register_tile = std::max(1, target.VectorRegisters() / 8);
+  // sdot: 4 i32 lanes of 4 bytes each in a 128-bit register. With a fixed
+  // SVE length the vector loop is wider than one sdot; no dot products then.
+  // (HasFeature is asked only on AArch64: another triple warns of the name.)
+  const bool aarch64 = target.kind == "llvm" && target.triple.rfind("aarch64", 0) == 0;
+  if (aarch64 && target.VectorBits() == 128 && target.HasFeature("dotprod")) c.dot_product_lanes = 4;
   return c;
 }
 
@@ -25,7 +30,7 @@ Result<CpuSketchConfig> LoadCpuSketchConfig(const std::string& path, const CpuSk
                                               "register_tile_needs_reuse", "pad_inputs", "pad_root_min_reuse",
                                               "guarded_unroll_min_step",
                                               "stride_classes_outer", "pad_vector_axis", "pad_axis_max_growth",
-                                              "stride_phases", "register_tile_floor"};
+                                              "stride_phases", "register_tile_floor", "int8_dot_product"};
   TF_ASSIGN_OR_RETURN(KnobsFile file, KnobsFile::Read(path, kKeys));
   const toml::table& table = file.table();
   CpuSketchConfig c = defaults;
@@ -53,6 +58,7 @@ Result<CpuSketchConfig> LoadCpuSketchConfig(const std::string& path, const CpuSk
   TF_RETURN_IF_ERROR(get_bool("pad_vector_axis", &c.pad_vector_axis));
   TF_RETURN_IF_ERROR(get_bool("stride_phases", &c.stride_phases));
   TF_RETURN_IF_ERROR(get_int("register_tile_floor", 1, 64, &c.register_tile_floor));
+  TF_RETURN_IF_ERROR(get_bool("int8_dot_product", &c.int8_dot_product));
   if (const toml::node* n = table.get("pad_axis_max_growth")) {
     auto v = n->value<double>();
     if (!v || !(*v >= 1.0 && *v <= 16.0)) {

@@ -96,6 +96,7 @@ ReductionShape DescribeReduction(const Block* block, const Store* store) {
   for (size_t d = 0; shape.stores_at_iter_vars && d < spatial_vars.size(); ++d) {
     shape.stores_at_iter_vars = store->indices[d].as<Variable>() == spatial_vars[d];
   }
+  shape.dot_reduce_axis = DotProductReduceAxis(block, store);
   shape.strided_inputs.resize(spatial_vars.size());
   shape.constant_rows.resize(spatial_vars.size());
   shape.class_stride.assign(spatial_vars.size(), 0);

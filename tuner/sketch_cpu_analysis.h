@@ -68,7 +68,15 @@ struct ReductionShape {
   // S divides the axis (a decomposed transposed convolution's (h + 1) % 2
   // picks its taps), else 0.
   std::vector<int64_t> class_stride;
+  // The reduction axis (index among the reduction iter vars) along which
+  // the body is an int8 dot product, acc = acc + i32(a) * i32(b) with a and
+  // b both i8 or both u8 and acc i32: the innermost one both operands run
+  // along whose extent is a multiple of 4. -1: none (sketch_cpu_dot.cpp).
+  int dot_reduce_axis = -1;
 };
+
+// ReductionShape::dot_reduce_axis of a reduction block (sketch_cpu_dot.cpp).
+int DotProductReduceAxis(const ir::Block* block, const ir::Store* store);
 
 // The shape facts of a reduction block whose body is `store`.
 ReductionShape DescribeReduction(const ir::Block* block, const ir::Store* store);

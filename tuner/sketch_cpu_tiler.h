@@ -48,6 +48,8 @@ class ReductionTiler {
   Status CollectLoops();
   Status SampleStrideClasses();
   Status SplitLoops();
+  Status SampleDotProduct();    // sketch_cpu_dot.cpp
+  Status AnnotateDotProduct();  // sketch_cpu_dot.cpp
   int InnerUnits(size_t axis) const;
   Result<std::vector<int64_t>> RegisterTileFloors() const;
   Status OrderLoops();
@@ -85,6 +87,7 @@ class ReductionTiler {
   bool classes_outer_ = false;
   std::vector<LoopRV> class_loops_;
   LoopRV vector_loop_;
+  std::optional<LoopRV> dot_loop_;  // the reduction split off by 4 for dot products, innermost
   LoopRV outer_;  // the fused, parallel outermost loop
 };
 

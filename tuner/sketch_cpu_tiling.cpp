@@ -166,6 +166,7 @@ Status ReductionTiler::SplitLoops() {
     for (size_t l = 0; l < parts.size(); ++l) s_levels_[l].push_back(parts[l]);
     if (i == axis_ && !forced_lanes_) vector_loop_ = parts.back();
   }
+  TF_RETURN_IF_ERROR(SampleDotProduct());
   for (LoopRV r : reduce_) {
     TF_ASSIGN_OR_RETURN(std::vector<ValueRV> f, sch_.SamplePerfectTile(r, config_.reduce_levels, config_.max_reduce_inner_tile));
     TF_ASSIGN_OR_RETURN(std::vector<LoopRV> parts, sch_.Split(r, std::vector<Factor>(f.begin(), f.end())));
@@ -227,7 +228,8 @@ Result<std::vector<int64_t>> ReductionTiler::RegisterTileFloors() const {
 }
 
 // SSRSRS: S0 S1 R0 S2 R1 S3 (with more levels, the extra ones interleave the
-// same way), then the vector loop innermost; the stride classes, if split
+// same way), then the vector loop innermost (and inside it the dot-product
+// loop, when one was split off); the stride classes, if split
 // off, between S0 (the parallel loop) and S1. S0 fused and parallel, the
 // vector loop vectorized.
 Status ReductionTiler::OrderLoops() {
@@ -244,6 +246,7 @@ Status ReductionTiler::OrderLoops() {
     }
   }
   order.push_back(vector_loop_);
+  if (dot_loop_) order.push_back(*dot_loop_);
   TF_RETURN_IF_ERROR(sch_.Reorder(order));
   outer_ = s_levels_[0][0];
   if (s_levels_[0].size() > 1) {
@@ -252,7 +255,7 @@ Status ReductionTiler::OrderLoops() {
   TF_RETURN_IF_ERROR(sch_.Parallel(outer_));
   TF_ASSIGN_OR_RETURN(int64_t vector_extent, sch_.LoopExtent(vector_loop_));
   if (vector_extent > 1) TF_RETURN_IF_ERROR(sch_.Vectorize(vector_loop_));
-  return Status::OK();
+  return AnnotateDotProduct();
 }
 
 Status ReductionTiler::SampleUnroll() {

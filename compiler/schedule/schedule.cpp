@@ -7,6 +7,7 @@
 
 #include "schedule_utils.h"
 #include "tunefarm/compiler/ir/ir_visitor.h"
+#include "tunefarm/compiler/ir/loop_annotations.h"
 #include "tunefarm/compiler/ir/simplify.h"
 
 namespace tunefarm {
@@ -342,11 +343,23 @@ Status Schedule::Bind(LoopRV loop, const std::string& thread_tag) {
 }
 
 Status Schedule::Annotate(LoopRV loop, const std::string& key, int64_t value) {
-  static const std::set<std::string> kKeys = {"pragma_auto_unroll_max_step", "pragma_unroll_explicit"};
+  static const std::set<std::string> kKeys = {ir::kAutoUnrollMaxStepAnnotation, "pragma_unroll_explicit",
+                                              ir::kDotProductAnnotation};
   if (!kKeys.count(key)) return Status::InvalidArgument("annotate: unknown annotation '" + key + "'");
   if (value < 0) return Status::InvalidArgument("annotate: " + key + " must not be negative");
   TF_ASSIGN_OR_RETURN(Var v, ResolveLoop(loop));
   const For* f = FindLoop(func_.body, v.get());
+  if (key == ir::kDotProductAnnotation) {
+    // The dot product instructions sum groups of kDotProductSteps bytes; a
+    // wrong value or extent is a mistake of the caller, not a generic nest.
+    const int64_t* extent = AsConstInt(f->extent);
+    if (value != ir::kDotProductSteps || extent == nullptr || *extent != ir::kDotProductSteps) {
+      return Status::InvalidArgument("annotate: " + key + " must be " + std::to_string(ir::kDotProductSteps) +
+                                     ", on a loop of extent " + std::to_string(ir::kDotProductSteps) + " (loop '" +
+                                     v.name() + "' has extent " + (extent ? std::to_string(*extent) : "not constant") +
+                                     ", value " + std::to_string(value) + ")");
+    }
+  }
   auto annotations = f->annotations;
   annotations[key] = value;
   SetBody(sched::ReplaceNode(func_.body, f, For::Make(f->loop_var, f->min, f->extent, f->kind, f->body, f->thread_tag, annotations)));

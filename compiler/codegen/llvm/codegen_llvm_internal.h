@@ -6,6 +6,7 @@
 //   codegen_llvm_expr.cpp      scalar and widened expressions, loads, casts, calls
 //   codegen_llvm_stmt.cpp      statements, serial/unrolled loops, allocations, ifs
 //   codegen_llvm_vector.cpp    vectorized loops: legality check and lane-widened bodies
+//   codegen_llvm_dot.cpp       int8 dot products (pragma_dot_product) as AArch64 sdot/udot
 //   codegen_llvm_parallel.cpp  parallel loops outlined into tunefarm_parallel_for bodies
 //   codegen_llvm_sequence.cpp  entries that call other entries of the module in order
 //   codegen_llvm_math*.cpp     inline exp, log, pow, sigmoid, tanh, erf (codegen_llvm_math.h)
@@ -153,6 +154,24 @@ class CodeGenLLVM {
   // Emits `emit` only if some lane of mask_ is live (for uniform loads/stores under a mask).
   llvm::Value* IfAnyLane(llvm::Type* type, const std::function<llvm::Value*()>& emit);
 
+  // dot.cpp: a vectorized loop of 4 lanes around a pragma_dot_product loop.
+  struct DotProduct {
+    const ir::For* lanes = nullptr;  // the vectorized loop
+    const ir::For* steps = nullptr;  // the annotated reduction loop inside it
+    const ir::Store* store = nullptr;
+    const ir::Load* a = nullptr;
+    const ir::Load* b = nullptr;
+    bool is_signed = true;   // i8 operands (sdot), else u8 (udot)
+    int64_t acc_stride = 0;  // flat stride of the accumulator in the lane, non-zero
+  };
+  // Empty when `op` (whose body carries the annotation) is emitted as dot
+  // products on this target, filling `dot`; else why it is not.
+  std::string MatchDotProduct(const ir::For* op, DotProduct* dot);
+  void EmitDotProduct(const DotProduct& dot);
+  llvm::Value* DotOperand(const DotProduct& dot, const ir::Load* load, llvm::Value* lane0, llvm::Value* step0);
+  // Binds the two loop variables to lane0 + lane and step0 + step (scalars).
+  void BindDotStep(const DotProduct& dot, llvm::Value* lane0, llvm::Value* step0, int64_t lane, int64_t step);
+
   // parallel.cpp
   void EmitParallelFor(const ir::For* op);
 
@@ -183,6 +202,9 @@ class CodeGenLLVM {
 // slots.
 Status GenerateSequence(llvm::Module& module, const SequenceEntry& sequence, const std::set<std::string>& entries,
                         const Target& target);
+
+// True if the body of `op` is a loop annotated pragma_dot_product (codegen_llvm_dot.cpp).
+bool HasDotProductAnnotation(const ir::For* op);
 
 // True if e contains a Load, or an integer Div/Mod whose divisor is not a non-zero
 // constant: evaluating it on a branch Select did not choose could fault.

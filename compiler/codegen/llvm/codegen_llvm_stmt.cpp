@@ -78,6 +78,12 @@ void CodeGenLLVM::EmitFor(const ir::For* op) {
   if (op->kind == ir::ForKind::kUnrolled) {
     md = LoopMetadata({LoopProperty("llvm.loop.unroll.full")});
   } else if (op->kind == ir::ForKind::kVectorized) {
+    std::string dot_blocker;
+    if (HasDotProductAnnotation(op)) {
+      DotProduct dot;
+      dot_blocker = MatchDotProduct(op, &dot);
+      if (dot_blocker.empty()) return EmitDotProduct(dot);
+    }
     std::string blocker = const_extent == nullptr ? "extent is not a constant" : VectorizeBlocker(op, *const_extent);
     if (blocker.empty()) return EmitVectorizedFor(op, *const_extent);
     // Not widenable (a reduction into a fixed address, a nested loop, ...): keep the
@@ -86,6 +92,10 @@ void CodeGenLLVM::EmitFor(const ir::For* op) {
         LoopProperty("llvm.loop.vectorize.enable", 1),
         llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "tunefarm.vectorize.fallback"),
                                  llvm::MDString::get(ctx_, blocker)})};
+    if (!dot_blocker.empty()) {
+      props.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "tunefarm.dot_product.fallback"),
+                                               llvm::MDString::get(ctx_, dot_blocker)}));
+    }
     if (const_extent != nullptr && *const_extent > 1 && *const_extent <= 64) {
       props.push_back(LoopProperty("llvm.loop.vectorize.width", static_cast<int>(*const_extent)));
     }

@@ -88,13 +88,23 @@ struct CpuSketchConfig {
   // output elements, over at least rfactor_min_reduction reduced elements.
   int64_t rfactor_max_spatial = 64;
   int64_t rfactor_min_reduction = 1024;
+  // A reduction of i8 x i8 -> i32 products (or u8 x u8) may be tiled for the
+  // target's dot product instructions, a sampled choice: its reduction split
+  // by 4 innermost under the vector loop, annotated pragma_dot_product
+  // (sketch_cpu_dot.cpp). Offered only where dot_product_lanes is set.
+  bool int8_dot_product = true;
+  // The i32 lanes of the target's dot product instruction, which must equal
+  // vector_lanes: 4 on AArch64 with dotprod and 128-bit vectors (sdot), 0
+  // where there is none. From the target (CpuSketchDefaultsFor), not a knob.
+  int64_t dot_product_lanes = 0;
 };
 
 // The rules' defaults for a target's vector unit: vector_lanes is the f32
 // lanes of its widest vector (16 with AVX-512, 8 with AVX2, 4 with NEON) and
 // max_vector_register_tile an eighth of its vector registers (4 of 32, 2 of
 // 16), so the register tile's vectors fit the register file; the rest are
-// the struct's defaults.
+// the struct's defaults; dot_product_lanes is 4 on AArch64 with dotprod
+// and NEON-width vectors, else 0.
 CpuSketchConfig CpuSketchDefaultsFor(const Target& target);
 
 // Reads a rule-set file over `defaults`; a missing key keeps its default, an

@@ -77,8 +77,11 @@ class Schedule {
   Status Unroll(LoopRV loop);
   // GPU binding: tag is blockIdx.{x,y,z}, threadIdx.{x,y,z} or vthread.
   Status Bind(LoopRV loop, const std::string& thread_tag);
-  // Loop annotation, e.g. "pragma_auto_unroll_max_step" (unrolls inner loops
-  // whose total trip count is at most the value).
+  // Loop annotation (ir/loop_annotations.h): "pragma_auto_unroll_max_step"
+  // (unrolls inner loops whose total trip count is at most the value),
+  // "pragma_unroll_explicit", or "pragma_dot_product" = 4 on a loop of extent
+  // 4 (an int8 dot product, once the loop around it is vectorized by 4; any
+  // other value or extent is InvalidArgument).
   Status Annotate(LoopRV loop, const std::string& key, int64_t value);
 
   // ---- compute location

@@ -1,0 +1,203 @@
+// int8 dot products on AArch64 (`sdot`/`udot`), run under qemu-aarch64: the
+// object loader's driver (tests/runtime/aarch64/) runs each kernel and the
+// outputs must equal the interpreter's run of the default program.
+//
+//   - hand-scheduled nests, one per way the code generator builds the dot
+//     product's operands (codegen_llvm_dot.cpp): a 4-byte word per lane, a
+//     broadcast word, one load of a short span and a shuffle, a gather of
+//     bytes; signed and unsigned;
+//   - programs drawn from the CPU rules for gmm_int8 at odd sizes, for
+//     AArch64 with dotprod: every one equals the interpreter, and those the
+//     dot-product rule chose (counted; some must be) contain sdot.
+//
+// qemu's default CPU ("max") has the dot product instructions.
+#include <array>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <set>
+
+#include "../runtime/aarch64/driver_run.h"
+#include "sketch_test_util.h"
+#include "tunefarm/compiler/ir/loop_annotations.h"
+
+namespace tunefarm::tuner {
+namespace {
+
+constexpr const char* kDotTarget = "llvm -mtriple=aarch64-linux-gnu -mattr=+neon,+dotprod";
+
+// 128-bit SDOT/UDOT (vector) words in an object: 0 1 U 01110 100 Rm 100101 Rn Rd.
+int DotInstructions(const std::string& object) {
+  int n = 0;
+  for (size_t at = 0; at + 4 <= object.size(); at += 4) {
+    uint32_t word = 0;
+    std::memcpy(&word, object.data() + at, 4);
+    n += (word & 0xDFE0FC00u) == 0x4E809400u;
+  }
+  return n;
+}
+
+ir::PrimFunc Lowered(const std::string& text) {
+  auto w = ParseWorkload(text);
+  EXPECT_TRUE(w.ok()) << w.status().ToString();
+  auto f = LowerToPrimFunc(*w);
+  EXPECT_TRUE(f.ok()) << f.status().ToString();
+  return *f;
+}
+
+// The workload's default program run by the interpreter on random inputs,
+// and a scratch folder holding those inputs (in<i>) for the driver.
+class Reference {
+ public:
+  explicit Reference(const ir::PrimFunc& base) : base_(base) {
+    std::mt19937_64 rng(11);
+    for (size_t i = 0; i < base.params.size(); ++i) {
+      expected_.push_back(HostBuffer::Like(base.params[i]));
+      if (i < base.num_inputs) expected_.back().FillRandom(rng);
+    }
+    for (size_t i = 0; i < base.num_inputs; ++i) {
+      dir_.Write("in" + std::to_string(i), expected_[i].data(), size_t(expected_[i].size_bytes()));
+    }
+    std::vector<HostBuffer*> pointers;
+    for (HostBuffer& b : expected_) pointers.push_back(&b);
+    Status s = Interpret(base, pointers);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+  }
+
+  // Runs `object` (emitted from `scheduled`) under qemu as program `sub`.
+  ::testing::AssertionResult Matches(const ir::PrimFunc& scheduled, const std::string& object, const std::string& sub) {
+    std::filesystem::create_directories(dir_.path() / sub);
+    dir_.Write(sub + "/kernel.o", object);
+    dir_.Write(sub + "/manifest.txt", tunefarm::testing::KernelRunManifest(base_, scheduled, [&](size_t i) {
+                 return i < base_.num_inputs ? "../in" + std::to_string(i) : std::string("-");
+               }));
+    auto [rc, output] = dir_.RunDriver(sub);
+    if (rc != 0) return ::testing::AssertionFailure() << "driver exit " << rc << ": " << output;
+    for (size_t i = base_.num_inputs; i < base_.params.size(); ++i) {
+      const std::string bytes = dir_.Read(sub + "/out" + std::to_string(i));
+      HostBuffer actual = HostBuffer::Like(base_.params[i]);
+      if (bytes.size() != size_t(actual.size_bytes())) return ::testing::AssertionFailure() << "output " << i << " size";
+      std::memcpy(actual.data(), bytes.data(), bytes.size());
+      CompareResult r = CompareBuffers(actual, expected_[i], 0, 0);
+      if (!r.equal) return ::testing::AssertionFailure() << base_.params[i]->name << ": " << r.message;
+    }
+    std::filesystem::remove_all(dir_.path() / sub);
+    return ::testing::AssertionSuccess();
+  }
+
+ private:
+  const ir::PrimFunc& base_;
+  std::vector<HostBuffer> expected_;
+  tunefarm::testing::RunDir dir_;
+};
+
+// C[i, j] = sum(k) i32(A[i, k]) * i32(B[..]) with B [N, K] (`b_rows`) or [K, N].
+std::string Gemm(int64_t m, int64_t n, int64_t k, const std::string& type, bool b_rows) {
+  return "workload dot(M = " + std::to_string(m) + ", N = " + std::to_string(n) + ", K = " + std::to_string(k) +
+         ") {\n  A = input " + type + "[M, K]\n  B = input " + type + (b_rows ? "[N, K]" : "[K, N]") +
+         "\n  C[i, j] = sum(k: K) i32(A[i, k]) * i32(" + (b_rows ? "B[j, k]" : "B[k, j]") + ")\n  output C\n}\n";
+}
+
+// i, j / 4, k / 4, j % 4 vectorized, k % 4 annotated; `b_outer` puts j / 4 first.
+Result<ir::PrimFunc> DotSchedule(const ir::PrimFunc& base, bool b_outer) {
+  Schedule sch(base);
+  TF_ASSIGN_OR_RETURN(BlockRV c, sch.GetBlock("C"));
+  TF_ASSIGN_OR_RETURN(std::vector<LoopRV> loops, sch.GetLoops(c));
+  TF_ASSIGN_OR_RETURN(std::vector<LoopRV> j, sch.Split(loops[1], {-1, 4}));
+  TF_ASSIGN_OR_RETURN(std::vector<LoopRV> k, sch.Split(loops[2], {-1, 4}));
+  if (b_outer) {
+    TF_RETURN_IF_ERROR(sch.Reorder({j[0], loops[0], k[0], j[1], k[1]}));
+  } else {
+    TF_RETURN_IF_ERROR(sch.Reorder({loops[0], j[0], k[0], j[1], k[1]}));
+  }
+  TF_RETURN_IF_ERROR(sch.Vectorize(j[1]));
+  TF_RETURN_IF_ERROR(sch.Annotate(k[1], ir::kDotProductAnnotation, ir::kDotProductSteps));
+  return sch.func();
+}
+
+TEST(SketchInt8DotQemuTest, HandScheduledNestsMatchTheInterpreter) {
+  ASSERT_TRUE(tunefarm::testing::ToolsPresent());
+  auto target = Target::Parse(kDotTarget);
+  ASSERT_TRUE(target.ok()) << target.status().ToString();
+  struct Case {
+    std::string name, text;
+    bool b_outer;
+  };
+  const std::vector<Case> cases = {
+      {"rows: a word per lane, A broadcast", Gemm(7, 12, 20, "i8", true), false},
+      {"rows, j outside i", Gemm(5, 8, 12, "i8", true), true},
+      {"unsigned", Gemm(7, 12, 20, "u8", true), false},
+      {"columns: a 40-byte span", Gemm(3, 12, 8, "i8", false), false},
+      {"columns: bytes gathered", Gemm(3, 24, 8, "i8", false), false},
+  };
+  int program = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const ir::PrimFunc base = Lowered(c.text);
+    auto scheduled = DotSchedule(base, c.b_outer);
+    ASSERT_TRUE(scheduled.ok()) << scheduled.status().ToString();
+    auto object = EmitObject(*scheduled, *target);
+    ASSERT_TRUE(object.ok()) << object.status().ToString();
+    EXPECT_GE(DotInstructions(*object), 1);
+    Reference reference(base);
+    EXPECT_TRUE(reference.Matches(*scheduled, *object, "h" + std::to_string(program++)));
+  }
+}
+
+// gmm_int8 at sizes the rules tile differently: N a multiple of 4 or
+// padded to one, K with few or many 4-steps.
+std::string GmmInt8(int64_t m, int64_t n, int64_t k) {
+  std::ifstream in(std::string(TUNEFARM_SOURCE_DIR) + "/configs/workloads/gmm_int8.tf");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string sizes = "M = 512, N = 512, K = 512";
+  const size_t at = text.find(sizes);
+  EXPECT_NE(at, std::string::npos) << text;
+  if (at == std::string::npos) return text;
+  return text.replace(at, sizes.size(),
+                      "M = " + std::to_string(m) + ", N = " + std::to_string(n) + ", K = " + std::to_string(k));
+}
+
+TEST(SketchInt8DotQemuTest, DrawnProgramsMatchTheInterpreterAndUseSdot) {
+  ASSERT_TRUE(tunefarm::testing::ToolsPresent());
+  auto target = Target::Parse(kDotTarget);
+  ASSERT_TRUE(target.ok()) << target.status().ToString();
+  auto policy = MakeSketchPolicy(*target, std::string(TUNEFARM_SOURCE_DIR) + "/configs");
+  ASSERT_TRUE(policy.ok()) << policy.status().ToString();
+  const char* env = std::getenv("TUNEFARM_DOT_PROGRAMS");
+  const int wanted = env != nullptr && std::atoi(env) > 0 ? std::atoi(env) : 10;
+  int annotated = 0, total = 0;
+  for (auto [m, n, k] : std::vector<std::array<int64_t, 3>>{{7, 12, 20}, {9, 10, 36}, {13, 32, 64}}) {
+    const ir::PrimFunc base = Lowered(GmmInt8(m, n, k));
+    SCOPED_TRACE("gmm_int8 " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
+    Reference reference(base);
+    EvolutionarySearch search(base, policy->get(), SearchOptions{}, /*seed=*/29);
+    std::set<std::string> seen;
+    int run = 0;
+    for (int attempt = 0; run < wanted && attempt < 4 * wanted; ++attempt) {
+      auto c = search.Sample();
+      ASSERT_TRUE(c.ok()) << c.status().ToString();
+      const std::string trace = c->trace.ToText();
+      if (!seen.insert(trace).second) continue;
+      SCOPED_TRACE("program " + std::to_string(run) + ":\n" + trace);
+      auto object = EmitObject(c->func, *target);
+      ASSERT_TRUE(object.ok()) << object.status().ToString();
+      if (trace.find(ir::kDotProductAnnotation) != std::string::npos) {
+        ++annotated;
+        // The rule's nests are the shape the code generator fits.
+        EXPECT_GE(DotInstructions(*object), 1);
+      }
+      ASSERT_TRUE(reference.Matches(c->func, *object, "p" + std::to_string(run)));
+      ++run;
+      ++total;
+    }
+  }
+  RecordProperty("programs", total);
+  RecordProperty("dot_product_programs", annotated);
+  // Half of the programs draw the dot product where it fits; 30 draws
+  // without one would be a broken rule.
+  EXPECT_GE(annotated, 3) << "of " << total << " programs";
+  EXPECT_LT(annotated, total);
+}
+
+}  // namespace
+}  // namespace tunefarm::tuner
