@@ -2,8 +2,8 @@
 # The GPU check: on a machine with an NVIDIA GPU, the driver and the CUDA
 # toolkit (and none of Debian's libraries), tunes the suite's GPU workloads
 # with tunefarm, checks every kernel against the reference, and times the
-# best beside PyTorch (cuBLAS with TF32 off, cuDNN) in the same run. One
-# command, under 8 minutes with the default budgets.
+# best beside PyTorch (cuBLAS with TF32 off, cuDNN, softmax and layer_norm)
+# in the same run. One command, about 8 minutes with the default budgets.
 #
 #   scripts/gpu-bundle.sh                  # here: packs .gpu/tunefarm-bundle.tar.xz
 #   scripts/gpu-check.sh OUT_DIR [quick|PERCENT]   # there; quick: a tenth of the trials;
@@ -47,7 +47,7 @@ echo "   exit $?"; grep -E "^\[ +(OK|FAILED|SKIPPED) +\]|us per run|runner" "$lo
 
 target="cuda -arch=sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d '.')"
 # workload file, overrides, trials, seconds at most (the times keep the
-# whole check under 8 minutes on an H100; a run stopped by its time prints
+# whole check about 8 minutes on an H100; a run stopped by its time prints
 # its best so far)
 runs=(
   "configs/workloads/gmm_1024.tf||1000|200"
@@ -55,6 +55,8 @@ runs=(
   "configs/workloads/c2d_resnet_3x3.tf||300|60"
   "configs/workloads/dep_3x3_c256_28.tf||300|45"
   "configs/workloads/gmm_1024.tf|M=4096,N=4096,K=4096|200|70"
+  "configs/workloads/softmax.tf||100|15"
+  "configs/workloads/layer_norm.tf||100|15"
 )
 name_of() { echo "$(basename "$1" .tf)${2:+_$(echo "$2" | tr ',=' '_-')}"; }
 

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "sketch_cpu_analysis.h"
+#include "sketch_cuda_cross_thread.h"
 #include "tunefarm/compiler/ir/ir_visitor.h"
 
 namespace tunefarm::tuner {
@@ -88,7 +89,7 @@ class CudaSketchPolicy : public SketchPolicy {
     return Status::OK();
   }
 
-  // Rule 2 for every reduction with spatial loops, consumers first.
+  // Rule 2 (or 2b, sampled) for every reduction with spatial loops, consumers first.
   Status TileReductions(Schedule& sch, std::set<std::string>* handled) const {
     std::vector<std::string> reductions;
     for (const BlockInfo& info : Analyze(sch.func())) {
@@ -102,6 +103,17 @@ class CudaSketchPolicy : public SketchPolicy {
       size_t spatial = 0;
       for (const IterVar& iv : it->block->iter_vars) spatial += iv.kind == IterKind::kSpatial;
       if (spatial == 0) continue;  // rule 3: one thread does the whole reduction
+      if (OffersCrossThread(config_, *it->block)) {
+        // Which form wins is the cost model's to learn: both are drawn.
+        std::vector<IterKind> kinds;
+        for (const IterVar& iv : it->block->iter_vars) kinds.push_back(iv.kind);
+        TF_ASSIGN_OR_RETURN(ValueRV form, sch.SampleCategorical({0, 1}, {1.0, 1.0}));
+        if (sch.Get(form) == 1) {
+          TF_RETURN_IF_ERROR(CrossThreadReduction(sch, name, kinds, config_));
+          handled->insert(name);
+          continue;
+        }
+      }
       // An input whose shared tile compute_at cannot bound (a transposed
       // convolution's strided window) is read from global memory instead:
       // the rules run again on a copy of the schedule without staging it.

@@ -12,7 +12,8 @@ Result<CudaSketchConfig> LoadCudaSketchConfig(const std::string& path) {
       "max_threads_per_block", "min_threads_per_block", "max_vthreads",       "max_shared_bytes",
       "max_thread_tile",       "max_thread_work",       "max_reduce_tile",    "max_innermost_tile",
       "shared_inputs",         "fetch_vector_lanes",    "unroll_steps",       "elementwise_threads",
-      "inline_elementwise",    "fuse_epilogue"};
+      "inline_elementwise",    "fuse_epilogue",         "cross_thread_reduction", "cross_thread_min_reduce",
+      "cross_thread_max_outputs_per_reduce"};
   TF_ASSIGN_OR_RETURN(KnobsFile file, KnobsFile::Read(path, kKeys));
   CudaSketchConfig c;
   TF_RETURN_IF_ERROR(file.GetInt("max_threads_per_block", 1, 1024, &c.max_threads_per_block));
@@ -26,6 +27,10 @@ Result<CudaSketchConfig> LoadCudaSketchConfig(const std::string& path) {
   TF_RETURN_IF_ERROR(file.GetBool("shared_inputs", &c.shared_inputs));
   TF_RETURN_IF_ERROR(file.GetBool("inline_elementwise", &c.inline_elementwise));
   TF_RETURN_IF_ERROR(file.GetBool("fuse_epilogue", &c.fuse_epilogue));
+  TF_RETURN_IF_ERROR(file.GetBool("cross_thread_reduction", &c.cross_thread_reduction));
+  TF_RETURN_IF_ERROR(file.GetInt("cross_thread_min_reduce", 1, int64_t(1) << 40, &c.cross_thread_min_reduce));
+  TF_RETURN_IF_ERROR(file.GetInt("cross_thread_max_outputs_per_reduce", 0, int64_t(1) << 40,
+                                 &c.cross_thread_max_outputs_per_reduce));
   TF_RETURN_IF_ERROR(file.GetIntList("fetch_vector_lanes", 1, 4, &c.fetch_vector_lanes));
   TF_RETURN_IF_ERROR(file.GetIntList("unroll_steps", 0, 4096, &c.unroll_steps));
   TF_RETURN_IF_ERROR(file.GetIntList("elementwise_threads", 1, 1024, &c.elementwise_threads));

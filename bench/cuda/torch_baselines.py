@@ -43,6 +43,16 @@ def make_op(name, p):
     if name.startswith("dense"):
         a, w, bias = rnd(p["M"], p["K"]), rnd(p["N"], p["K"]), rnd(p["N"])
         return "linear+relu (cuBLAS)", 2 * p["M"] * p["N"] * p["K"], lambda: F.relu(F.linear(a, w, bias))
+    # Row reductions, counted as tunefarm's Workload::Flops counts them (one
+    # per arithmetic operation, call and reduction step): softmax 5 per
+    # element; layer norm 7 per element and 4 per row.
+    if name.startswith("softmax"):
+        x = rnd(p["M"], p["N"])
+        return "softmax", 5 * p["M"] * p["N"], lambda: torch.softmax(x, dim=-1)
+    if name.startswith("layer_norm"):
+        x, g, b = rnd(p["M"], p["N"]), rnd(p["N"]), rnd(p["N"])
+        flops = 7 * p["M"] * p["N"] + 4 * p["M"]
+        return "layer_norm", flops, lambda: F.layer_norm(x, (p["N"],), g, b, eps=1e-5)
     oh = p["H"] + 2 * p["P"] - p["R"] + 1
     ow = p["W"] + 2 * p["P"] - p["S"] + 1
     if name.startswith("c2d"):

@@ -11,6 +11,7 @@
 #include "tunefarm/compiler/ir/simplify.h"
 #include "tunefarm/compiler/lower/insert_gpu_barriers.h"
 #include "tunefarm/compiler/lower/lower_blocks.h"
+#include "tunefarm/compiler/lower/lower_cross_thread_reduction.h"
 #include "tunefarm/compiler/lower/unroll_loops.h"
 #include "tunefarm/compiler/lower/verify_gpu.h"
 
@@ -22,6 +23,7 @@ Result<PrimFunc> LowerForCuda(const PrimFunc& scheduled) { return LowerForCuda(s
 
 Result<PrimFunc> LowerForCuda(const PrimFunc& scheduled, const GpuLimits& limits) {
   PrimFunc out = scheduled;
+  TF_ASSIGN_OR_RETURN(out.body, LowerCrossThreadReductions(out.body));
   out.body = LowerBlocks(out.body);
   out.body = UnrollLoops(out.body);
   out.body = Simplify(out.body);

@@ -10,6 +10,12 @@
 //      inlined into the write-back; every input staged in shared memory per
 //      outer reduction tile, fetched by all threads of the block together,
 //      in vectors of a sampled width; an auto-unroll depth sampled;
+//   2b. where a reduction is long and its spatial work little (softmax and
+//      norm rows, batch-1 dense; OffersCrossThread), a sampled choice beside
+//      rule 2: cross-thread reduction, the reduction split over the threads
+//      of a block (threadIdx.x, T a sampled power of two), its spatial loops
+//      over blocks and thread rows; the lowering combines the threads'
+//      partial results in shared memory (sketch_cuda_cross_thread.h);
 //   3. every other block: spatial loops fused, split over blocks of a
 //      sampled number of threads.
 // Sampled tiles whose threads per block, virtual threads or shared memory
@@ -45,6 +51,9 @@ struct CudaSketchConfig {
   std::vector<int64_t> elementwise_threads = {64, 128, 256, 512, 1024};  // rule 3's block sizes
   bool inline_elementwise = true;        // rule 1
   bool fuse_epilogue = true;             // inline an element-wise consumer into the write-back
+  bool cross_thread_reduction = true;    // rule 2b offered at all
+  int64_t cross_thread_min_reduce = 64;  // rule 2b: reduction length, at least
+  int64_t cross_thread_max_outputs_per_reduce = 64;  // rule 2b: outputs per reduction element, at most
 };
 
 // Reads a rule-set file; a missing key keeps its default, an unknown key or a

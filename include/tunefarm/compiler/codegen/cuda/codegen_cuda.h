@@ -41,11 +41,14 @@ namespace tunefarm::cuda {
 
 // The passes that turn a scheduled GPU PrimFunc into GenerateCuda's input,
 // in order:
-//   1. LowerBlocks: blocks become plain loops (lower_blocks.h).
-//   2. UnrollLoops: small loops under "pragma_auto_unroll_max_step" unroll.
-//   3. Simplify.
-//   4. InsertGpuBarriers: __syncthreads where threads share memory.
-//   5. VerifyGpuBindings (default limits): InvalidArgument when the program
+//   1. LowerCrossThreadReductions: a reduction loop bound to threadIdx.x
+//      becomes a tree all-reduce in shared memory
+//      (lower_cross_thread_reduction.h).
+//   2. LowerBlocks: blocks become plain loops (lower_blocks.h).
+//   3. UnrollLoops: small loops under "pragma_auto_unroll_max_step" unroll.
+//   4. Simplify.
+//   5. InsertGpuBarriers: __syncthreads where threads share memory.
+//   6. VerifyGpuBindings (default limits): InvalidArgument when the program
 //      cannot run as CUDA kernels.
 Result<ir::PrimFunc> LowerForCuda(const ir::PrimFunc& scheduled);
 // The same, checked against `limits` (GpuLimitsFor a target: more shared
