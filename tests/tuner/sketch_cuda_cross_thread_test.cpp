@@ -161,5 +161,43 @@ TEST(CudaSketchCrossThreadTest, ShortReductionsAndLargeSpatialWorkKeepTheTiling)
   }
 }
 
+TEST(CudaSketchCrossThreadTest, TheKnobsFileTurnsItOffAndSetsItsBounds) {
+  const std::string path = ::testing::TempDir() + "/cuda_cross_thread.toml";
+  {
+    std::ofstream out(path);
+    out << "cross_thread_reduction = false\ncross_thread_min_reduce = 500\ncross_thread_max_outputs_per_reduce = 2\n";
+  }
+  auto config = LoadCudaSketchConfig(path);
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_FALSE(config->cross_thread_reduction);
+  EXPECT_EQ(config->cross_thread_min_reduce, 500);
+  EXPECT_EQ(config->cross_thread_max_outputs_per_reduce, 2);
+  config->min_threads_per_block = 1;
+  const ir::PrimFunc f = testing::LowerWithOverrides(SuiteText("softmax"), {{"M", 4}, {"N", 77}});
+  for (bool on : {false, true}) {
+    config->cross_thread_reduction = on;
+    config->cross_thread_min_reduce = 64;
+    auto policy = MakeCudaSketchPolicy(*config);
+    int cross_thread = 0;
+    for (uint64_t seed = 0; seed < 20; ++seed) {
+      Schedule sch(f, seed);
+      if (policy->Apply(sch).ok()) cross_thread += CrossThreadLoops(sch.func()) > 0;
+    }
+    if (on) {
+      EXPECT_GT(cross_thread, 0);
+    } else {
+      EXPECT_EQ(cross_thread, 0);
+    }
+  }
+  // Too short for a minimum of 500.
+  config->cross_thread_reduction = true;
+  config->cross_thread_min_reduce = 500;
+  auto policy = MakeCudaSketchPolicy(*config);
+  for (uint64_t seed = 0; seed < 20; ++seed) {
+    Schedule sch(f, seed);
+    if (policy->Apply(sch).ok()) EXPECT_EQ(CrossThreadLoops(sch.func()), 0);
+  }
+}
+
 }  // namespace
 }  // namespace tunefarm::tuner
