@@ -114,6 +114,30 @@ TEST(CodegenCudaCrossThreadTest, RowsOnThreadIdxYKeepARowOfPartialsEach) {
   EXPECT_EQ(module->launches[0].block, (std::array<int64_t, 3>{64, 3, 1}));
 }
 
+TEST(CodegenCudaCrossThreadTest, RowsOnASerialLoopReuseOneRowOfPartials) {
+  // Three rows per block, one after the other: the partials of the next row
+  // overwrite the buffer the last row's result was read from.
+  auto base = LowerText(kRowMax, {{"K", 77}});
+  ASSERT_TRUE(base.ok());
+  Schedule sch(*base, 1);
+  auto b = sch.GetBlock("S");
+  auto l = sch.GetLoops(*b);
+  auto r = sch.Split((*l)[1], {-1, 32});
+  auto s = sch.Split((*l)[0], {-1, 3});
+  ASSERT_TRUE(r.ok() && s.ok());
+  ASSERT_TRUE(sch.Reorder({(*s)[0], (*s)[1], (*r)[1], (*r)[0]}).ok());
+  ASSERT_TRUE(sch.Bind((*s)[0], "blockIdx.x").ok());
+  ASSERT_TRUE(sch.Bind((*r)[1], "threadIdx.x").ok());
+  auto lowered = cuda::LowerForCuda(sch.func());
+  ASSERT_TRUE(lowered.ok()) << lowered.status().ToString();
+  EXPECT_EQ(SharedShapes(*lowered), (std::vector<std::vector<int64_t>>{{32}}));
+  EXPECT_TRUE(SameResults(*base, *lowered, /*jit=*/false));
+  auto module = cuda::GenerateCuda(*lowered);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  TF_SKIP_WITHOUT_NVRTC();
+  EXPECT_TRUE(CompilesForGpus(*module));
+}
+
 TEST(CodegenCudaCrossThreadTest, CompilesForSm80AndSm90) {
   TF_SKIP_WITHOUT_NVRTC();
   for (int64_t threads : {32, 128, 512}) {
