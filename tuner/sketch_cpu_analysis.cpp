@@ -97,6 +97,7 @@ ReductionShape DescribeReduction(const Block* block, const Store* store) {
     shape.stores_at_iter_vars = store->indices[d].as<Variable>() == spatial_vars[d];
   }
   shape.dot_reduce_axis = DotProductReduceAxis(block, store);
+  shape.dot_dims = DotProductDims(block, store, shape.dot_reduce_axis);
   shape.strided_inputs.resize(spatial_vars.size());
   shape.constant_rows.resize(spatial_vars.size());
   shape.class_stride.assign(spatial_vars.size(), 0);

@@ -73,10 +73,15 @@ struct ReductionShape {
   // b both i8 or both u8 and acc i32: the innermost one both operands run
   // along whose extent is a multiple of 4. -1: none (sketch_cpu_dot.cpp).
   int dot_reduce_axis = -1;
+  // Per read index: the dimension that axis's variable indexes by itself,
+  // whose extent is a multiple of 4; -1 when none (or no dot product).
+  std::vector<int> dot_dims;
 };
 
 // ReductionShape::dot_reduce_axis of a reduction block (sketch_cpu_dot.cpp).
 int DotProductReduceAxis(const ir::Block* block, const ir::Store* store);
+// ReductionShape::dot_dims for that axis (sketch_cpu_dot.cpp).
+std::vector<int> DotProductDims(const ir::Block* block, const ir::Store* store, int reduce_axis);
 
 // The shape facts of a reduction block whose body is `store`.
 ReductionShape DescribeReduction(const ir::Block* block, const ir::Store* store);

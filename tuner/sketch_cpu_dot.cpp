@@ -6,6 +6,7 @@
 // (`udot` for u8) per 4 x 4 multiply-adds (codegen_llvm_dot.cpp). A sampled
 // choice, so the search measures both and the cost model learns which is
 // faster. The outer tiling is the usual rule's.
+#include <algorithm>
 #include <optional>
 
 #include "sketch_cpu_tiler.h"
@@ -71,6 +72,29 @@ int DotProductReduceAxis(const Block* block, const Store* store) {
   return found;
 }
 
+std::vector<int> DotProductDims(const Block* block, const Store* store, int reduce_axis) {
+  std::vector<int> dims;
+  const Variable* var = nullptr;
+  for (const IterVar& iv : block->iter_vars) {
+    if (iv.kind == IterKind::kReduce && reduce_axis-- == 0) var = iv.var.get();
+  }
+  // Read indices in the first-use order of cache_read (DescribeReduction's).
+  std::vector<const BufferNode*> reads;
+  PostOrderVisit(block->body, [&](const IRNode* n) {
+    if (n->kind != IRNodeKind::kLoad) return;
+    const auto* load = static_cast<const Load*>(n);
+    if (store != nullptr && load->buffer.get() == store->buffer.get()) return;
+    if (std::find(reads.begin(), reads.end(), load->buffer.get()) != reads.end()) return;
+    reads.push_back(load->buffer.get());
+    int dim = -1;
+    for (size_t d = 0; var != nullptr && d < load->indices.size(); ++d) {
+      if (load->indices[d].as<Variable>() == var && load->buffer->shape[d] % kDotProductSteps == 0) dim = int(d);
+    }
+    dims.push_back(dim);
+  });
+  return dims;
+}
+
 }  // namespace sketch_analysis
 
 // Sampled before the reduction loops are tiled: the chosen loop is split by
@@ -87,6 +111,24 @@ Status ReductionTiler::SampleDotProduct() {
   r = parts[0];
   dot_loop_ = parts[1];
   return Status::OK();
+}
+
+// A copy packed into panels along the vector axis ([N/4, K, 4] of a
+// matmul's B[N, K]) that the dot product reads along its reduction is
+// packed by 4 along that too ([N/4, K/4, 4, 4]): then each lane's 4 steps
+// follow each other and the operand of one sdot is 16 contiguous bytes, one
+// load, where the panels alone need a load and a shuffle.
+Status ReductionTiler::PackDotSteps(const PackedCopy& p) {
+  if (!dot_loop_ || p.dim < 0 || p.read_index < 0 || size_t(p.read_index) >= shape_.dot_dims.size()) {
+    return Status::OK();
+  }
+  const int dim = shape_.dot_dims[size_t(p.read_index)];
+  if (dim < 0 || dim == p.dim) return Status::OK();
+  // Where that dimension is after the panels: p.dim left its place, its
+  // outer part went to outer_position.
+  int at = dim - (dim > p.dim ? 1 : 0);
+  if (at >= p.outer_position) ++at;
+  return sch_.PackLayout(p.copy, at, kDotProductSteps, at);
 }
 
 // Once the vector loop is vectorized, with the dot loop right inside it.

@@ -149,7 +149,10 @@ Status ReductionTiler::PlaceCopy(const PackedCopy& p, std::vector<std::string>* 
     if (!moved.ok() && !p.padded) return moved;
     at_root = !moved.ok();
   }
-  if (p.dim >= 0) TF_RETURN_IF_ERROR(sch_.PackLayout(p.copy, p.dim, lanes_, p.outer_position));
+  if (p.dim >= 0) {
+    TF_RETURN_IF_ERROR(sch_.PackLayout(p.copy, p.dim, lanes_, p.outer_position));
+    TF_RETURN_IF_ERROR(PackDotSteps(p));
+  }
   // After compute_at: the region a task copies is found on the plain layout.
   if (p.phase_dim >= 0) TF_RETURN_IF_ERROR(sch_.SplitPhases(p.copy, p.phase_dim, p.phase_stride));
   // A copy not re-laid out (padded, or of an input a padded axis reads)

@@ -50,6 +50,7 @@ class ReductionTiler {
   Status SplitLoops();
   Status SampleDotProduct();    // sketch_cpu_dot.cpp
   Status AnnotateDotProduct();  // sketch_cpu_dot.cpp
+  Status PackDotSteps(const PackedCopy& p);  // sketch_cpu_dot.cpp
   int InnerUnits(size_t axis) const;
   Result<std::vector<int64_t>> RegisterTileFloors() const;
   Status OrderLoops();

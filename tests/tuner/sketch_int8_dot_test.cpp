@@ -98,7 +98,9 @@ TEST(SketchInt8DotTest, TheKnobTurnsItOff) {
 }
 
 // The annotated loop, once lowered: extent 4, the whole body of a loop
-// vectorized by 4, its body one store.
+// vectorized by 4, its body one store; the copy of the input the vector
+// axis strides through is packed by 4 along both ([N/4, K/4, 4, 4] of B
+// when the vector axis is j, [M/4, K/4, 4, 4] of A when it is i).
 TEST(SketchInt8DotTest, TheNestIsTheOneTheCodeGeneratorFits) {
   const ir::PrimFunc base = GmmInt8();
   auto policy = ShippedPolicy(kDotTarget);
@@ -123,6 +125,13 @@ TEST(SketchInt8DotTest, TheNestIsTheOneTheCodeGeneratorFits) {
       EXPECT_NE(inner->body.as<ir::Store>(), nullptr) << ir::ToString(*lowered);
     });
     EXPECT_GE(nests, 1) << ir::ToString(*lowered);
+    int packed = 0;
+    ir::PostOrderVisit(lowered->body, [&](const ir::IRNode* n) {
+      if (n->kind != ir::IRNodeKind::kAllocate) return;
+      const ir::Buffer& b = static_cast<const ir::Allocate*>(n)->buffer;
+      packed += b->dtype == ir::DataType::Int(8) && b->shape.size() == 4 && b->shape[2] == 4 && b->shape[3] == 4;
+    });
+    EXPECT_EQ(packed, 1) << ir::ToString(*lowered);
     ++checked;
   }
   EXPECT_GE(checked, 1);
