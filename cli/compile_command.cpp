@@ -271,6 +271,8 @@ void AddCompileCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--db", options->db, "Tuning log to take the best schedule from");
   cmd->add_option("--system-db", options->system_db, "Read-only system log under the user's (default: the installed one, if any)");
   cmd->add_flag("--require-tuned", options->require_tuned, "Fail (exit code 3) instead of using the default schedule");
+  cmd->add_flag("--embed-weights", options->embed_weights,
+                "An ONNX model: put every weight in the object (constants not in the file always are)");
   cmd->callback([options, exit_code] { *exit_code = Compile(*options); });
 }
 

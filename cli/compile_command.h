@@ -25,6 +25,7 @@ struct CompileOptions {
   std::string system_db;
   bool require_tuned = false;
   bool shared = false;
+  bool embed_weights = false;  // a model: every weight in the object, not only the folded constants
 };
 
 // --require-tuned and a kernel without a tuning record.

@@ -6,13 +6,19 @@
 //
 // This file turns the imported model into the build's ModelGraph: one slot
 // per tensor memory (a view is its storage tensor's slot), ordered by role,
-// and the calls in graph order. A cuda target is refused: its kernels are
-// cubins, one per task, with launchers of their own (compile the tasks that
-// `tunefarm import -o` writes).
+// and the calls in graph order. Weights that are not initializers of the
+// file (Constant nodes, constants folded at import) are embedded in the
+// object, since a caller could not fill them; with --embed-weights every
+// weight is. A cuda target is refused: its kernels are cubins, one per task,
+// with launchers of their own (compile the tasks that `tunefarm import -o`
+// writes).
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <set>
+#include <type_traits>
 
 #include <fmt/core.h>
 
@@ -45,10 +51,45 @@ ModelSlot::Role RoleOf(const frontend::Model& m, const frontend::ModelTensor& st
   return ModelSlot::Role::kIntermediate;
 }
 
+bool Embedded(const frontend::ModelTensor& storage, bool embed_weights) {
+  return storage.kind == frontend::ModelTensor::Kind::kWeight && (embed_weights || !storage.initializer);
+}
+
+// The bytes of a weight as its slot holds them, from the import's f32
+// values. Integers are exact up to 2^24 in an f32: a larger one is refused
+// rather than embedded wrong.
+template <typename T>
+Result<std::string> Encode(const frontend::ModelTensor& t, const std::vector<float>& values) {
+  std::string bytes(values.size() * sizeof(T), '\0');
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (!std::is_floating_point_v<T> && std::fabs(values[i]) > float(1 << 24)) {
+      return Status::Unimplemented("constant '" + t.name + "' holds " + fmt::format("{}", values[i]) +
+                                   ", an integer tunefarm cannot embed exactly (its import reads values as f32)");
+    }
+    const T v = static_cast<T>(values[i]);
+    std::memcpy(bytes.data() + i * sizeof(T), &v, sizeof(T));
+  }
+  return bytes;
+}
+
+Result<std::string> WeightBytes(const frontend::ModelTensor& t, const std::vector<float>& values) {
+  const ir::DataType d = t.dtype;
+  if (d.lanes == 1 && d.is_float() && d.bits == 32) return Encode<float>(t, values);
+  if (d.lanes == 1 && d.is_int() && d.bits == 64) return Encode<int64_t>(t, values);
+  if (d.lanes == 1 && d.is_int() && d.bits == 32) return Encode<int32_t>(t, values);
+  if (d.lanes == 1 && d.is_int() && d.bits == 8) return Encode<int8_t>(t, values);
+  if (d.lanes == 1 && d.is_uint() && d.bits == 8) return Encode<uint8_t>(t, values);
+  if (d.lanes == 1 && d.is_bool()) return Encode<uint8_t>(t, values);
+  return Status::Unimplemented("constant '" + t.name + "' is " + d.ToString() +
+                               ", a type tunefarm compile does not embed yet");
+}
+
 // The model as the build takes it. Slots in the order their tensors first
 // appear (inputs, the calls' bindings in graph order, outputs), then
-// stably by role.
-Result<tuner::ModelGraph> GraphOf(const frontend::Model& m) {
+// stably by role, embedded weights after the caller's. The weights embedded
+// are moved out of `m`'s values, one at a time: the bytes are never held
+// twice.
+Result<tuner::ModelGraph> GraphOf(frontend::Model& m, bool embed_weights) {
   tuner::ModelGraph g;
   g.name = m.name;
   g.source = m.path;
@@ -70,7 +111,8 @@ Result<tuner::ModelGraph> GraphOf(const frontend::Model& m) {
   }
   for (const std::string& out : m.outputs) TF_RETURN_IF_ERROR(storage_of(out).status());
   std::stable_sort(storages.begin(), storages.end(), [&](const auto* a, const auto* b) {
-    return RoleOf(m, *a) < RoleOf(m, *b);
+    return std::pair(RoleOf(m, *a), Embedded(*a, embed_weights)) <
+           std::pair(RoleOf(m, *b), Embedded(*b, embed_weights));
   });
 
   std::map<std::string, size_t> slot_of;
@@ -81,6 +123,13 @@ Result<tuner::ModelGraph> GraphOf(const frontend::Model& m) {
     slot.role = RoleOf(m, *s);
     slot.dtype = s->dtype;
     slot.shape = s->shape;
+    if (Embedded(*s, embed_weights)) {
+      auto values = m.weights.find(s->name);
+      if (values == m.weights.end()) return Status::Internal("model " + m.path + ": no values for " + s->name);
+      TF_ASSIGN_OR_RETURN(std::string bytes, WeightBytes(*s, values->second));
+      m.weights.erase(values);
+      slot.embedded = std::make_shared<const std::string>(std::move(bytes));
+    }
     g.slots.push_back(std::move(slot));
   }
   // The graph's own names for what it takes and gives, where they are views.
@@ -149,7 +198,8 @@ int CompileModel(const CompileOptions& o) {
     fmt::print(stderr, "error: {}\n", dims.status().message());
     return kExitUserError;
   }
-  auto model = frontend::ImportOnnx(o.workload_path, {*dims});
+  // The values of every weight: those embedded come from the import.
+  auto model = frontend::ImportOnnx(o.workload_path, {*dims, /*read_weights=*/true});
   if (!model.ok()) {
     fmt::print(stderr, "error: {}\n", model.status().message());
     return model.status().code() == StatusCode::kInternal ? kExitInternalError : kExitUserError;
@@ -174,11 +224,12 @@ int CompileModel(const CompileOptions& o) {
       return kExitUserError;
     }
   }
-  auto graph = GraphOf(*model);
+  auto graph = GraphOf(*model, o.embed_weights);
   if (!graph.ok()) {
     fmt::print(stderr, "error: {}\n", graph.status().message());
-    return kExitInternalError;
+    return graph.status().code() == StatusCode::kUnimplemented ? kExitUserError : kExitInternalError;
   }
+  model->weights.clear();  // what is not embedded the caller fills
   std::vector<ir::PrimFunc> default_funcs;
   for (const Workload& w : graph->kernels) {
     auto f = LowerToPrimFunc(w);
@@ -235,9 +286,12 @@ int CompileModel(const CompileOptions& o) {
   }
   fmt::print(stderr,
              "tunefarm compile: wrote {} ({} bytes) for {}: model {}, {} kernels ({} tuned) in {} calls, {} slots; "
-             "entries {} and {}\n",
+             "{} bytes of weights embedded; a workspace of {} bytes for {} bytes of intermediates; entries {}, {} "
+             "and {}\n",
              o.output, built->object_size, target->ToString(), graph->name, graph->kernels.size(),
-             built->TunedCount(), graph->calls.size(), built->slots.size(), built->prepack_symbol, built->run_symbol);
+             built->TunedCount(), graph->calls.size(), built->slots.size(), built->embedded_bytes,
+             built->workspace_bytes, built->intermediate_bytes, built->bind_symbol, built->prepack_symbol,
+             built->run_symbol);
   return kExitOk;
 }
 

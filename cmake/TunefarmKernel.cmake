@@ -1,11 +1,12 @@
 # tunefarm_add_kernel(<target>
 #     NAME <name>            # header <name>.h, object <name>.o
 #     WORKLOAD <file.tf>     # a workload in the workload language: the C function is its name
-#   | MODEL <file.onnx>      # or an ONNX model: every task's kernel and <model>_run, <model>_prepack
+#   | MODEL <file.onnx>      # or an ONNX model: every task's kernel and <model>_bind, _prepack, _run
 #     [SET <k=v>...]         # --set: a workload's parameters, a model's symbolic dimensions
 #     [DB <tunefarm.db>]     # tuning log to take the best records from
 #     [TARGET "<target>"]    # default: "llvm" (this machine); a model needs an llvm target
-#     [REQUIRE_TUNED])       # fail the build instead of using a default schedule
+#     [REQUIRE_TUNED]        # fail the build instead of using a default schedule
+#     [EMBED_WEIGHTS])       # a model: every weight in the object (--embed-weights)
 #
 # Adds `tunefarm compile` to the build: the object file joins <target>'s
 # sources, the generated header's folder its include path, and the tunefarm
@@ -13,7 +14,7 @@
 # the log changes, and rewrites its outputs only when the compiled code
 # changed, so dependants relink exactly when the log's best records do.
 function(tunefarm_add_kernel target)
-  cmake_parse_arguments(TK "REQUIRE_TUNED" "NAME;WORKLOAD;MODEL;DB;TARGET" "SET" ${ARGN})
+  cmake_parse_arguments(TK "REQUIRE_TUNED;EMBED_WEIGHTS" "NAME;WORKLOAD;MODEL;DB;TARGET" "SET" ${ARGN})
   if(NOT TK_NAME OR (NOT TK_WORKLOAD AND NOT TK_MODEL) OR (TK_WORKLOAD AND TK_MODEL))
     message(FATAL_ERROR "tunefarm_add_kernel(${target}): NAME and one of WORKLOAD or MODEL are required")
   endif()
@@ -43,6 +44,9 @@ function(tunefarm_add_kernel target)
   endif()
   if(TK_REQUIRE_TUNED)
     list(APPEND args --require-tuned)
+  endif()
+  if(TK_EMBED_WEIGHTS)
+    list(APPEND args --embed-weights)
   endif()
   add_custom_command(
     OUTPUT "${object}" "${header}"

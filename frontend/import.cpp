@@ -36,6 +36,7 @@ Status CollectTensors(const OnnxGraph& g, Model* model) {
                                                           : ModelTensor::Kind::kIntermediate;
     t.storage = name;
     t.is_output = v.is_output;
+    t.initializer = v.source == GraphValue::Source::kInitializer;
     model->tensors[name] = std::move(t);
   }
   for (const GraphNode& n : g.nodes()) {

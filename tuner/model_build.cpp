@@ -4,16 +4,22 @@
 // with the prepack and run sequences, and the header.
 #include "tunefarm/tuner/model_build.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 
 #include "tunefarm/compiler/codegen/codegen.h"
+#include "tunefarm/compiler/codegen/llvm/bind_entry.h"
 #include "tunefarm/compiler/lower/split_prepack.h"
 #include "tunefarm/tuner/model_header.h"
+#include "tunefarm/tuner/workspace_plan.h"
 
 namespace tunefarm::tuner {
 
 namespace {
+
+// Of every slot in the workspace: what the kernels' vector loads like best.
+constexpr int64_t kWorkspaceAlignment = 64;
 
 Result<BuiltModel> Fail(KernelBuildStage stage, Status status, KernelBuildStage* failed_stage) {
   if (failed_stage != nullptr) *failed_stage = stage;
@@ -35,6 +41,15 @@ Status CheckCalls(const ModelGraph& graph, const std::vector<ChosenSchedule>& sc
     if (i > 0 && slot.role < graph.slots[i - 1].role) {
       return Status::InvalidArgument("model " + graph.name + ": slot " + slot.name + " (" +
                                      ModelSlotRoleName(slot.role) + ") comes after a slot of a later role");
+    }
+    if (slot.embedded && (slot.role != ModelSlot::Role::kWeight || int64_t(slot.embedded->size()) != slot.Bytes())) {
+      return Status::InvalidArgument("model " + graph.name + ": slot " + slot.name + " (" +
+                                     ModelSlotRoleName(slot.role) + ", " + std::to_string(slot.Bytes()) +
+                                     " bytes) cannot embed " + std::to_string(slot.embedded->size()) + " bytes");
+    }
+    if (i > 0 && !slot.embedded && graph.slots[i - 1].embedded && slot.role == ModelSlot::Role::kWeight) {
+      return Status::InvalidArgument("model " + graph.name + ": weight " + slot.name +
+                                     " comes after an embedded weight");
     }
   }
   for (size_t c = 0; c < graph.calls.size(); ++c) {
@@ -69,6 +84,46 @@ std::string Untuned(const std::vector<BuiltKernel>& kernels, int* count) {
     names += (names.empty() ? "" : ", ") + k.workload_name;
   }
   return names;
+}
+
+// Places the intermediate and packed slots in one workspace: intermediates
+// by their lifetimes over the run's calls, packed slots (written by the
+// prepack, read by any call) for all of it.
+BindEntry PlaceSlots(BuiltModel* model, const SequenceEntry& run) {
+  BindEntry bind;
+  bind.name = model->bind_symbol;
+  std::vector<size_t> placed;
+  std::vector<BufferLifetime> lifetimes;
+  const size_t last_call = run.calls.empty() ? 0 : run.calls.size() - 1;
+  for (size_t i = 0; i < model->slots.size(); ++i) {
+    const ModelSlot& slot = model->slots[i];
+    if (slot.embedded) {
+      bind.constants.push_back({i, slot.embedded});
+      model->embedded_bytes += slot.Bytes();
+    }
+    if (slot.role != ModelSlot::Role::kIntermediate && slot.role != ModelSlot::Role::kPacked) continue;
+    BufferLifetime life{slot.Bytes(), 0, last_call};
+    if (slot.role == ModelSlot::Role::kIntermediate) {
+      model->intermediate_bytes += slot.Bytes();
+      bool used = false;
+      for (size_t c = 0; c < run.calls.size(); ++c) {
+        if (std::find(run.calls[c].args.begin(), run.calls[c].args.end(), i) == run.calls[c].args.end()) continue;
+        life.first = used ? life.first : c;
+        life.last = c;
+        used = true;
+      }
+      if (!used) life.first = life.last = 0;
+    }
+    placed.push_back(i);
+    lifetimes.push_back(life);
+  }
+  const WorkspacePlan plan = PlanWorkspace(lifetimes, kWorkspaceAlignment);
+  model->workspace_bytes = plan.bytes;
+  for (size_t k = 0; k < placed.size(); ++k) {
+    model->slots[placed[k]].workspace_offset = plan.offsets[k];
+    bind.workspace.push_back({placed[k], plan.offsets[k]});
+  }
+  return bind;
 }
 
 }  // namespace
@@ -111,6 +166,7 @@ Result<BuiltModel> BuildModel(const ModelGraph& graph, const Target& target,
   model.shared = options.shared;
   model.run_symbol = graph.name + "_run";
   model.prepack_symbol = graph.name + "_prepack";
+  model.bind_symbol = graph.name + "_bind";
   // Every kernel is described (and reported) before --require-tuned fails,
   // so that one error names all the kernels still to tune.
   KernelBuildOptions each = options;
@@ -177,9 +233,14 @@ Result<BuiltModel> BuildModel(const ModelGraph& graph, const Target& target,
     model.packed_slots.push_back(std::move(packed));
   }
 
+  const BindEntry bind = PlaceSlots(&model, run);
   auto generator = CodeGeneratorFor(target);
   if (!generator.ok()) return Fail(KernelBuildStage::kCodegen, generator.status(), failed_stage);
-  auto object = (*generator)->EmitCombinedObject(funcs, {prepack, run}, target, CodegenOptions());
+  // The bind entry and the constants are the llvm generator's; another kind
+  // answers as it does for any combined object.
+  auto object = target.kind == "llvm"
+                    ? EmitCombinedObjectWithBind(funcs, {prepack, run}, bind, target, CodegenOptions())
+                    : (*generator)->EmitCombinedObject(funcs, {prepack, run}, target, CodegenOptions());
   if (!object.ok()) return Fail(KernelBuildStage::kCodegen, object.status(), failed_stage);
   model.object_size = object->size();
   model.header = ModelHeaderText(graph, model, funcs, target);

@@ -82,7 +82,8 @@ std::string Padded(std::string text, size_t width) {
 
 ModelSlotConstants NameModelSlots(const std::string& model_name, const std::vector<ModelSlot>& slots) {
   const std::string prefix = UpperIdentifier(model_name).empty() ? "MODEL" : UpperIdentifier(model_name);
-  std::set<std::string> taken = {prefix + "_NUM_SLOTS", prefix + "_SLOT_BYTES", prefix + "_SLOT_NAMES"};
+  std::set<std::string> taken = {prefix + "_NUM_SLOTS", prefix + "_SLOT_BYTES", prefix + "_SLOT_NAMES",
+                                 prefix + "_EMBEDDED_BEGIN", prefix + "_WORKSPACE_BYTES"};
   for (Role role : kRoles) taken.insert(RoleBegin(prefix, role));
   auto unique = [&taken](const std::string& wanted) {
     std::string name = wanted;
@@ -117,18 +118,26 @@ std::string ModelHeaderText(const ModelGraph& graph, const BuiltModel& model, co
   s += " * target:    " + target.ToString() + "\n";
   s += " * schedules: " + std::to_string(model.TunedCount()) + " of the " + std::to_string(graph.kernels.size()) +
        " kernels tuned (each kernel's is below)\n *\n";
-  s += " * Running the model:\n";
-  s += " *  1. Allocate a buffer of bytes[i] bytes for every slot i < " + num_slots + " (int64_t bytes[" +
-       num_slots + "] = " + prefix + "_SLOT_BYTES)\n";
-  s += " *     and put its address in slots[i] (void* slots[" + num_slots + "]). Buffers are dense and row-major,\n";
-  s += " *     at any alignment of their element type; 64-byte aligned ones are fastest. No two slots overlap.\n";
-  s += " *  2. Fill the weight slots with the model's initializers (" + prefix + "_SLOT_NAMES names each slot's\n";
-  s += " *     graph tensor) and call " + model.prepack_symbol + "(slots); again after changing a weight.\n";
-  s += " *  3. Fill the input slots, call " + model.run_symbol +
-       "(slots), read the output slots; as often as needed.\n";
-  s += " * Intermediate and packed slots are the model's scratch: the caller allocates them and nothing more.\n";
-  s += " * Concurrent runs need inputs, outputs and intermediates of their own; weights and packed slots may\n";
-  s += " * be shared. Every function returns 0 on success. Link with -ltunefarm_runtime. */\n";
+  const std::string begin = prefix + "_";
+  s += " * Running the model (slots by role: inputs, weights the caller fills, embedded weights, outputs,\n";
+  s += " * intermediates, packed; " + prefix + "_<ROLE>S_BEGIN and " + prefix + "_EMBEDDED_BEGIN bound them):\n";
+  s += " *  1. Allocate bytes[i] bytes (int64_t bytes[" + num_slots + "] = " + prefix + "_SLOT_BYTES) for every slot i\n";
+  s += " *     < " + begin + "EMBEDDED_BEGIN (inputs, weights the caller fills) and every output slot\n";
+  s += " *     (" + begin + "OUTPUTS_BEGIN <= i < " + begin + "INTERMEDIATES_BEGIN), and put its address in slots[i]\n";
+  s += " *     (void* slots[" + num_slots + "]). Buffers are dense and row-major, at any alignment of their element\n";
+  s += " *     type; 64-byte aligned ones are fastest. No two of them overlap.\n";
+  s += " *  2. Allocate a workspace of " + begin + "WORKSPACE_BYTES bytes (64-byte aligned) and call\n";
+  s += " *     " + model.bind_symbol + "(slots, workspace): it points every embedded weight's slot at the values the\n";
+  s += " *     object holds (read-only; the caller fills nothing there) and every intermediate and packed slot\n";
+  s += " *     into the workspace, where intermediates that are never alive at once share bytes.\n";
+  s += " *  3. Fill the weight slots " + begin + "WEIGHTS_BEGIN <= i < " + begin + "EMBEDDED_BEGIN with the model's\n";
+  s += " *     initializers (" + prefix + "_SLOT_NAMES names each slot's graph tensor) and call " + model.prepack_symbol +
+       "(slots);\n *     again after changing a weight or binding another workspace.\n";
+  s += " *  4. Fill the input slots, call " + model.run_symbol + "(slots), read the output slots; as often as needed.\n";
+  s += " * The workspace is the model's scratch and holds the packed weights. Concurrent runs need inputs,\n";
+  s += " * outputs and a workspace of their own (bound and prepacked); weights may be shared. Where no weight\n";
+  s += " * is embedded, a caller may instead allocate every slot itself and not call " + model.bind_symbol + ".\n";
+  s += " * Every function returns 0 on success. Link with -ltunefarm_runtime. */\n";
   const std::string guard = "TUNEFARM_MODEL_" + prefix + "_H_";
   s += "#ifndef " + guard + "\n#define " + guard + "\n\n#include <stdint.h>\n\n";
   s += "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
@@ -142,9 +151,12 @@ std::string ModelHeaderText(const ModelGraph& graph, const BuiltModel& model, co
   s += "/* Slots, by role: inputs, weights, outputs, intermediates, packed. */\nenum " + graph.name + "_slot {\n";
   for (size_t i = 0; i < model.slots.size(); ++i) {
     const ModelSlot& slot = model.slots[i];
+    std::string where;
+    if (slot.embedded) where = ", embedded";
+    if (slot.workspace_offset >= 0) where = " at workspace + " + std::to_string(slot.workspace_offset);
     s += "  " + Padded(names.slots[i] + " = " + std::to_string(i) + ",", width + 8) + "/* " +
          Padded(ModelSlotRoleName(slot.role), 12) + " " + ShapeText(slot) + ", " + std::to_string(slot.Bytes()) +
-         " bytes: " + CommentSafe(slot.name) + " */\n";
+         " bytes" + where + ": " + CommentSafe(slot.name) + " */\n";
     for (size_t v = 0; v < slot.views.size(); ++v) {
       s += "  " + names.views[i][v] + " = " + names.slots[i] + ",  /* " + CommentSafe(slot.views[v]) +
            ", a view of " + CommentSafe(slot.name) + " */\n";
@@ -155,7 +167,14 @@ std::string ModelHeaderText(const ModelGraph& graph, const BuiltModel& model, co
     size_t begin = 0;
     while (begin < model.slots.size() && model.slots[begin].role < role) ++begin;
     s += "#define " + RoleBegin(prefix, role) + " " + std::to_string(begin) + "\n";
+    if (role != Role::kWeight) continue;
+    while (begin < model.slots.size() && model.slots[begin].role == role && !model.slots[begin].embedded) ++begin;
+    s += "#define " + prefix + "_EMBEDDED_BEGIN " + std::to_string(begin) +
+         "  /* the weights the object holds: up to " + RoleBegin(prefix, Role::kOutput) + " */\n";
   }
+  s += "/* The workspace " + model.bind_symbol + " places the intermediate (" + std::to_string(model.intermediate_bytes) +
+       " bytes, each in memory of its own) and packed slots in. */\n";
+  s += "#define " + prefix + "_WORKSPACE_BYTES " + std::to_string(model.workspace_bytes) + "\n";
   s += "/* Bytes of each slot, by slot: int64_t bytes[" + num_slots + "] = " + prefix + "_SLOT_BYTES; */\n";
   s += "#define " + prefix + "_SLOT_BYTES {";
   for (size_t i = 0; i < model.slots.size(); ++i) s += (i ? ", " : "") + std::to_string(model.slots[i].Bytes());
@@ -165,6 +184,10 @@ std::string ModelHeaderText(const ModelGraph& graph, const BuiltModel& model, co
   s += "}\n\n";
 
   // The model's entries.
+  s += "/* Points the embedded weights' slots (" + std::to_string(model.embedded_bytes) +
+       " bytes in the object) at their values and the intermediate and packed\n * slots into `workspace` (" +
+       prefix + "_WORKSPACE_BYTES bytes); leaves the other slots as they are. */\n";
+  s += "int32_t " + model.bind_symbol + "(void** slots, void* workspace);\n";
   int packing = 0;
   for (const ir::PrimFunc& f : funcs) packing += SplitPrepack(f).has_value() ? 1 : 0;
   s += packing == 0 ? "/* Fills the packed slots from the weight slots. No kernel of this build packs its weights "

@@ -37,6 +37,10 @@ struct ModelTensor {
   // The tensor whose memory this one is: itself, or the root of a chain of views.
   std::string storage;
   bool is_output = false;  // a graph output
+  // A weight stored in the file as an initializer: a caller can read its
+  // values from the .onnx. False for Constant nodes' outputs and constants
+  // folded at import (constant_fold.h), whose values only the import knows.
+  bool initializer = false;
 };
 
 // One call of a task in the model's graph.

@@ -10,18 +10,32 @@
 // and one C header declaring them, the slots and every kernel's own entries
 // (model_header.h).
 //
-// The memory is the caller's: one buffer per slot, their addresses in one
-// array indexed by slot. A slot is a graph tensor's memory (views share the
-// slot of the tensor they view) or a packed copy of a constant input that a
-// kernel's schedule lays out ahead of its calls (split_prepack.h); calls of
-// one kernel on the same weights share their packed slots. Slots are
-// numbered by role: inputs, weights, outputs, intermediates, packed.
+// The kernels take their buffers from one array of addresses indexed by
+// slot. A slot is a graph tensor's memory (views share the slot of the
+// tensor they view) or a packed copy of a constant input that a kernel's
+// schedule lays out ahead of its calls (split_prepack.h); calls of one kernel
+// on the same weights share their packed slots. Slots are numbered by role:
+// inputs, weights (those the caller fills, then the embedded ones), outputs,
+// intermediates, packed.
+//
+// The caller allocates and fills the inputs and its weights and allocates
+// the outputs. A third entry places the rest:
+//
+//   int32_t <model>_bind(void** slots, void* workspace)
+//
+// points every embedded weight's slot at its bytes in the object's read-only
+// data, and every intermediate and packed slot into the caller's workspace of
+// BuiltModel::workspace_bytes: intermediates whose lifetimes (first write ..
+// last read, in the run's call order) do not overlap share bytes
+// (workspace_plan.h); packed slots live for the whole run. Graph outputs are
+// never in the workspace.
 //
 // This file knows nothing of ONNX: `tunefarm compile` turns an imported model
 // (frontend/model.h) into a ModelGraph. Thread safety as kernel_build.h's.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -42,6 +56,12 @@ struct ModelSlot {
   Role role = Role::kIntermediate;
   ir::DataType dtype = ir::DataType::Float(32);
   std::vector<int64_t> shape;
+  // A weight whose bytes (Bytes() of them, dense, row-major) the object
+  // holds; the caller neither allocates nor fills it. Null for the others.
+  std::shared_ptr<const std::string> embedded;
+  // Intermediates and packed slots after BuildModel: the slot's offset in the
+  // workspace, a multiple of 64. -1 for the others.
+  int64_t workspace_offset = -1;
 
   int64_t Bytes() const;
 };
@@ -61,7 +81,9 @@ struct ModelGraph {
   std::string name;    // a C identifier; the entries are <name>_run and <name>_prepack
   std::string source;  // the model file, named in the header
   std::vector<Workload> kernels;
-  std::vector<ModelSlot> slots;  // ordered by role, none kPacked (BuildModel adds those)
+  // Ordered by role, none kPacked (BuildModel adds those); among the
+  // weights, the embedded ones last.
+  std::vector<ModelSlot> slots;
   std::vector<ModelCall> calls;  // graph order: every call after those writing its inputs
 };
 
@@ -77,6 +99,10 @@ struct BuiltModel {
   std::vector<std::vector<size_t>> packed_slots;  // per call: its packed slots, empty for none
   std::string run_symbol;                         // <name>_run
   std::string prepack_symbol;                     // <name>_prepack
+  std::string bind_symbol;                        // <name>_bind
+  int64_t workspace_bytes = 0;                    // the workspace <name>_bind places slots in
+  int64_t intermediate_bytes = 0;                 // the intermediates' bytes, each in memory of its own
+  int64_t embedded_bytes = 0;                     // the embedded weights' bytes
 
   int TunedCount() const;
 };
@@ -87,7 +113,8 @@ struct BuiltModel {
 // record is named in one NotFound (stage kRequireTuned), after all were
 // described. A graph whose calls do not fit its kernels (a slot that does not
 // exist, of another size than the param it is passed as, a missing param) is
-// InvalidArgument at stage kLower. A target kind whose code generator builds
+// InvalidArgument at stage kLower, as is an embedded slot that is not a
+// weight or has not Bytes() bytes. A target kind whose code generator builds
 // one kernel per object (cuda) is Unimplemented at stage kCodegen.
 Result<BuiltModel> BuildModel(const ModelGraph& graph, const Target& target,
                               const std::vector<ChosenSchedule>& schedules, const KernelBuildOptions& options,
