@@ -256,9 +256,12 @@ void AddCompileCommand(CLI::App& app, int* exit_code) {
       "  CUresult <workload name>_launch(CUstream, inputs..., outputs...)\n"
       "on the CUDA driver API (link with -lcuda); the default is the default GPU program.\n"
       "An ONNX model (.onnx) compiles into one object holding every task's kernel and\n"
+      "  int32_t <model>_bind(void** slots, void* workspace),\n"
       "  int32_t <model>_prepack(void* const* slots), int32_t <model>_run(void* const* slots)\n"
-      "which run the model on the caller's buffers, one per slot; the header names the slots\n"
-      "and their sizes (llvm targets; docs/models.md, Compile a model).");
+      "which run the model on the caller's inputs, weights and outputs, one buffer per slot, and\n"
+      "one workspace the intermediates share; constants not in the .onnx (all weights with\n"
+      "--embed-weights) are in the object. The header names the slots, their sizes and which\n"
+      "the caller fills (llvm targets; docs/models.md, Compile a model).");
   cmd->add_option("workload", options->workload_path, "Workload file (.tf) or ONNX model (.onnx)")
       ->required()
       ->check(CLI::ExistingFile);
