@@ -289,6 +289,14 @@ TEST_F(CompileModelMemoryTest, EmbedWeightsLeavesTheCallerOnlyTheInputAndAWorksp
   EXPECT_GT(intermediates(), 0);
   EXPECT_LT(workspace(), intermediates());
   EXPECT_EQ(workspace() % 64, 0);
+  // The graph output is the caller's, never in the workspace.
+  std::ifstream header_file(P("small_cnn.h"));
+  const std::string header((std::istreambuf_iterator<char>(header_file)), std::istreambuf_iterator<char>());
+  const size_t output = header.find("  SMALL_CNN_LOGITS = ");
+  ASSERT_NE(output, std::string::npos) << header;
+  const std::string line = header.substr(output, header.find('\n', output) - output);
+  EXPECT_NE(line.find("/* output "), std::string::npos) << line;
+  EXPECT_EQ(line.find("workspace"), std::string::npos) << line;
 
   // Without the option the same model asks the caller for every weight.
   void* plain = Build("small_cnn", "plain", "");
