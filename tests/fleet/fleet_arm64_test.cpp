@@ -77,14 +77,18 @@ class Arm64Fleet : public ::testing::Test {
     if (!HasFailure()) fs::remove_all(dir_);
   }
   // The arm64 worker under qemu; its runner is started through qemu too
-  // (this machine has no binfmt_misc entry for AArch64).
+  // (this machine has no binfmt_misc entry for AArch64). Both emulate a
+  // Neoverse-N1 (NEON and dot products, a Graviton2): qemu's default "max"
+  // CPU has 512-bit SVE, the board then offers -sve-bits=512, and SVE code
+  // emulates slowly enough that candidates time out on a loaded 2-core
+  // machine. SVE programs are checked by sketch_sve_qemu_test.cpp.
   std::unique_ptr<Child> StartBoard(const std::string& log) {
     WorkerOptions o;
     o.device = "cpu";
     o.device_key = kBoardKey;
     o.max_in_flight = 8;
-    o.command = {qemu_, "-L", sysroot_, worker_};
-    o.extra = {"--runner-launcher", qemu_ + " -L " + sysroot_};
+    o.command = {qemu_, "-cpu", "neoverse-n1", "-L", sysroot_, worker_};
+    o.extra = {"--runner-launcher", qemu_ + " -cpu neoverse-n1 -L " + sysroot_};
     return StartWorker(dir_, port_, o, dir_ / log);
   }
   std::unique_ptr<Child> StartHostWorker() {
