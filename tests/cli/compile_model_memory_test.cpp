@@ -16,19 +16,11 @@
 
 #include <onnx/onnx_pb.h>
 
-#include "cli_test_util.h"
-#include "tunefarm/compiler/codegen/llvm/toolchain.h"
-#include "tunefarm/compiler/lower/lower.h"
-#include "tunefarm/compiler/schedule/schedule.h"
-#include "tunefarm/compiler/target_fingerprint.h"
-#include "tunefarm/compiler/workload/workload_parser.h"
-#include "tunefarm/database/database.h"
+#include "compile_model_util.h"
 #include "tunefarm/frontend/model.h"
 
 namespace tunefarm::cli_test {
 namespace {
-
-std::string Model(const std::string& name) { return std::string(TUNEFARM_TEST_MODELS_DIR) + "/" + name; }
 
 // The bytes of a serialized onnx.TensorProto of f32 or i64, as the test-model script writes them.
 Result<std::string> ReadTensorBytes(const std::string& path) {
@@ -128,35 +120,29 @@ std::string AsBytes(const std::vector<float>& v) {
   return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
 }
 
+// A context holding the weights the .onnx file's initializers give (those
+// the caller fills); the import must have read the weights.
+Context FileInitializers(const frontend::Model& m) {
+  Context c;
+  for (const auto& [name, t] : m.tensors) {
+    if (t.initializer && t.storage == name) c.values[name] = AsBytes(m.weights.at(name));
+  }
+  return c;
+}
+
 std::vector<float> AsFloats(const std::string& bytes) {
   std::vector<float> v(bytes.size() / sizeof(float));
   std::memcpy(v.data(), bytes.data(), v.size() * sizeof(float));
   return v;
 }
 
-// The worst of |actual - expected| / (|expected| + 1e-3).
-double WorstError(const std::vector<float>& actual, const std::vector<float>& expected) {
-  if (actual.size() != expected.size()) return INFINITY;
-  double worst = 0;
-  for (size_t i = 0; i < expected.size(); ++i) {
-    const double err = std::fabs(double(actual[i]) - expected[i]) / (std::fabs(expected[i]) + 1e-3);
-    worst = std::max(worst, std::isnan(actual[i]) ? INFINITY : err);
-  }
-  return worst;
-}
-
 using DriveFn = int (*)(const void* (*)(void*, const char*), void (*)(void*, const char*, const void*, int64_t),
                         void*);
 using CountFn = int64_t (*)();
 
-class CompileModelMemoryTest : public CliFolderTest {
+class CompileModelMemoryTest : public CompiledModelTest {
  protected:
-  CompileModelMemoryTest() : CliFolderTest("tf_compile_model_memory_", 8, 8, 8) {}
-
-  void TearDown() override {
-    for (void* lib : libraries_) dlclose(lib);
-    CliFolderTest::TearDown();
-  }
+  CompileModelMemoryTest() : CompiledModelTest("tf_compile_model_memory_") {}
 
   // Compiles `model` (flags added) and links the driver against it; the library, null on failure.
   void* Build(const std::string& model, const std::string& stem, const std::string& flags) {
@@ -173,26 +159,20 @@ class CompileModelMemoryTest : public CliFolderTest {
         driver.replace(at, from.size(), to);
       }
     }
-    std::ofstream(P(stem + "_driver.c")) << driver;
-    const std::string runtime = std::string(TUNEFARM_BINARY_DIR) + "/runtime";
-    Output link = testing_support::RunCommand(
-        "cc -std=c11 -Wall -Wextra -Werror -fPIC -shared -I" + dir_.string() + " -o " + P(stem + ".so") + " " +
-        P(stem + "_driver.c") + " " + P(stem + ".o") + " -L" + runtime + " -ltunefarm_runtime -Wl,-rpath," + runtime +
-        " -lm");
-    EXPECT_EQ(link.code, 0) << link.text;
-    void* lib = dlopen(P(stem + ".so").c_str(), RTLD_NOW | RTLD_LOCAL);
-    EXPECT_NE(lib, nullptr) << dlerror();
-    if (lib != nullptr) libraries_.push_back(lib);
-    return lib;
+    return LinkDriver(driver, P(stem + ".o"), stem);
   }
 
-  std::vector<void*> libraries_;
+  // The driver of `lib` run on `c`: its return code, or -100 (after a
+  // failed expectation) where `lib` has no drive entry.
+  static int Drive(void* lib, Context* c) {
+    auto drive = reinterpret_cast<DriveFn>(dlsym(lib, "drive"));
+    EXPECT_NE(drive, nullptr);
+    return drive == nullptr ? -100 : drive(&LookUp, &Store, c);
+  }
 };
 
 TEST_F(CompileModelMemoryTest, AFoldedConstantIsEmbeddedAndTheCallerFillsOnlyTheFilesInitializers) {
-  frontend::ImportOptions options;
-  options.read_weights = true;
-  auto m = frontend::ImportOnnx(Model("small_embedder.onnx"), options);
+  auto m = ImportWithWeights("small_embedder.onnx");
   ASSERT_TRUE(m.ok()) << m.status().ToString();
   // The position embeddings are a Gather of a table by constant ids, folded at import: no initializer holds them.
   const frontend::ModelTensor* folded = m->Tensor("embeddings.position_output");
@@ -202,23 +182,17 @@ TEST_F(CompileModelMemoryTest, AFoldedConstantIsEmbeddedAndTheCallerFillsOnlyThe
 
   void* lib = Build("small_embedder", "small_embedder", "");
   ASSERT_NE(lib, nullptr);
-  std::ifstream header_file(P("small_embedder.h"));
-  const std::string header((std::istreambuf_iterator<char>(header_file)), std::istreambuf_iterator<char>());
+  const std::string header = ReadText("small_embedder.h");
   EXPECT_NE(header.find("448 bytes, embedded: embeddings.position_output */"), std::string::npos) << header;
   EXPECT_NE(header.find("int32_t small_embedder_bind(void** slots, void* workspace);"), std::string::npos) << header;
 
-  Context c;
-  for (const auto& [name, t] : m->tensors) {
-    if (t.initializer && t.storage == name) c.values[name] = AsBytes(m->weights.at(name));
-  }
+  Context c = FileInitializers(*m);
   auto ids = ReadTensorBytes(Model("small_embedder.input_ids.pb"));
   auto logits = ReadTensorBytes(Model("small_embedder.logits.pb"));
   auto picked = ReadTensorBytes(Model("small_embedder.picked.pb"));
   ASSERT_TRUE(ids.ok() && logits.ok() && picked.ok());
   c.values["input_ids"] = *ids;
-  auto drive = reinterpret_cast<DriveFn>(dlsym(lib, "drive"));
-  ASSERT_NE(drive, nullptr);
-  ASSERT_EQ(drive(&LookUp, &Store, &c), 0);
+  ASSERT_EQ(Drive(lib, &c), 0);
   EXPECT_EQ(c.looked_up.count("embeddings.position_output"), 0u);
   EXPECT_EQ(c.looked_up.count("word_table"), 1u);
   EXPECT_LT(WorstError(c.outputs["logits"], AsFloats(*logits)), 1e-4);
@@ -226,32 +200,24 @@ TEST_F(CompileModelMemoryTest, AFoldedConstantIsEmbeddedAndTheCallerFillsOnlyThe
 
   // The check can fail: other word embeddings, other logits.
   for (char& byte : c.values.at("word_table")) byte = char(byte ^ 0x40);
-  ASSERT_EQ(drive(&LookUp, &Store, &c), 0);
+  ASSERT_EQ(Drive(lib, &c), 0);
   EXPECT_GT(WorstError(c.outputs["logits"], AsFloats(*logits)), 0.01);
 }
 
 TEST_F(CompileModelMemoryTest, AConstantOfShapeFoldedAtImportIsEmbeddedToo) {
-  frontend::ImportOptions options;
-  options.read_weights = true;
-  auto m = frontend::ImportOnnx(Model("small_detector.onnx"), options);
+  auto m = ImportWithWeights("small_detector.onnx");
   ASSERT_TRUE(m.ok()) << m.status().ToString();
   void* lib = Build("small_detector", "small_detector", "");
   ASSERT_NE(lib, nullptr);
-  std::ifstream header_file(P("small_detector.h"));
-  const std::string header((std::istreambuf_iterator<char>(header_file)), std::istreambuf_iterator<char>());
+  const std::string header = ReadText("small_detector.h");
   EXPECT_NE(header.find("16 bytes, embedded: head1.ones_output */"), std::string::npos) << header;
-  Context c;
-  for (const auto& [name, t] : m->tensors) {
-    if (t.initializer && t.storage == name) c.values[name] = AsBytes(m->weights.at(name));
-  }
+  Context c = FileInitializers(*m);
   auto input = ReadTensorBytes(Model("small_detector.input.pb"));
   auto boxes = ReadTensorBytes(Model("small_detector.boxes.pb"));
   auto features = ReadTensorBytes(Model("small_detector.features.pb"));
   ASSERT_TRUE(input.ok() && boxes.ok() && features.ok());
   c.values["input"] = *input;
-  auto drive = reinterpret_cast<DriveFn>(dlsym(lib, "drive"));
-  ASSERT_NE(drive, nullptr);
-  ASSERT_EQ(drive(&LookUp, &Store, &c), 0);
+  ASSERT_EQ(Drive(lib, &c), 0);
   EXPECT_EQ(c.looked_up.count("head1.ones_output"), 0u);
   EXPECT_LT(WorstError(c.outputs["boxes"], AsFloats(*boxes)), 1e-4);
   EXPECT_LT(WorstError(c.outputs["features"], AsFloats(*features)), 1e-4);
@@ -268,15 +234,11 @@ TEST_F(CompileModelMemoryTest, EmbedWeightsLeavesTheCallerOnlyTheInputAndAWorksp
   ASSERT_TRUE(input.ok() && logits.ok());
   Context c;
   c.values["input"] = *input;
-  auto drive = reinterpret_cast<DriveFn>(dlsym(lib, "drive"));
-  ASSERT_NE(drive, nullptr);
-  ASSERT_EQ(drive(&LookUp, &Store, &c), 0);
+  ASSERT_EQ(Drive(lib, &c), 0);
   EXPECT_EQ(c.looked_up, std::set<std::string>{"input"});
   EXPECT_LT(WorstError(c.outputs["logits"], AsFloats(*logits)), 1e-4);
   // The object holds the weights: it is larger than their bytes.
-  frontend::ImportOptions options;
-  options.read_weights = true;
-  auto m = frontend::ImportOnnx(Model("small_cnn.onnx"), options);
+  auto m = ImportWithWeights("small_cnn.onnx");
   ASSERT_TRUE(m.ok()) << m.status().ToString();
   size_t weight_bytes = 0;
   for (const auto& [name, values] : m->weights) weight_bytes += values.size() * sizeof(float);
@@ -290,8 +252,7 @@ TEST_F(CompileModelMemoryTest, EmbedWeightsLeavesTheCallerOnlyTheInputAndAWorksp
   EXPECT_LT(workspace(), intermediates());
   EXPECT_EQ(workspace() % 64, 0);
   // The graph output is the caller's, never in the workspace.
-  std::ifstream header_file(P("small_cnn.h"));
-  const std::string header((std::istreambuf_iterator<char>(header_file)), std::istreambuf_iterator<char>());
+  const std::string header = ReadText("small_cnn.h");
   const size_t output = header.find("  SMALL_CNN_LOGITS = ");
   ASSERT_NE(output, std::string::npos) << header;
   const std::string line = header.substr(output, header.find('\n', output) - output);
@@ -316,26 +277,6 @@ TEST_F(CompileModelMemoryTest, EmbedWeightsLeavesTheCallerOnlyTheInputAndAWorksp
   EXPECT_EQ(plain_weights(), int(read.size()));
 }
 
-// A record for `task` whose schedule copies the weights its block `block`
-// reads (read 1) into panels of `factor` along dimension 0: a prepack split
-// (as compile_model_test.cpp commits them).
-Status CommitPackingRecord(database::Database& db, const Workload& task, const std::string& block, int64_t factor) {
-  TF_ASSIGN_OR_RETURN(ir::PrimFunc f, LowerToPrimFunc(task));
-  Schedule sch(f, 1);
-  TF_ASSIGN_OR_RETURN(BlockRV anchor, sch.GetBlock(block));
-  TF_ASSIGN_OR_RETURN(BlockRV copy, sch.CacheRead(anchor, 1, ir::MemoryScope::kGlobal));
-  TF_RETURN_IF_ERROR(sch.PackLayout(copy, 0, factor, 0));
-  TF_RETURN_IF_ERROR(db.CommitWorkload({StructuralHashHex(task), task.name, PrintWorkload(task)}));
-  database::TuningRecord r;
-  r.workload_hash = StructuralHashHex(task);
-  r.target.target = Target::Host().ToString();
-  r.target.fingerprint = HostFingerprint(Target::Host(), CodegenToolchain());
-  database::CanonicalizeFingerprint(&r.target.fingerprint);
-  r.trace = sch.trace().ToText();
-  r.run_secs = {2e-6, 2e-6};
-  return db.CommitRecord(r).status();
-}
-
 TEST_F(CompileModelMemoryTest, PackedWeightsOfEmbeddedWeightsLiveInTheWorkspace) {
   auto m = frontend::ImportOnnx(Model("small_cnn.onnx"));
   ASSERT_TRUE(m.ok()) << m.status().ToString();
@@ -352,8 +293,7 @@ TEST_F(CompileModelMemoryTest, PackedWeightsOfEmbeddedWeightsLiveInTheWorkspace)
   }
   void* lib = Build("small_cnn", "tuned", "--embed-weights --db " + P("log.db"));
   ASSERT_NE(lib, nullptr);
-  std::ifstream header_file(P("tuned.h"));
-  const std::string header((std::istreambuf_iterator<char>(header_file)), std::istreambuf_iterator<char>());
+  const std::string header = ReadText("tuned.h");
   const size_t packed = header.find("SMALL_CNN_PACKED_0 = ");
   ASSERT_NE(packed, std::string::npos) << header;
   const std::string line = header.substr(packed, header.find('\n', packed) - packed);
@@ -363,9 +303,7 @@ TEST_F(CompileModelMemoryTest, PackedWeightsOfEmbeddedWeightsLiveInTheWorkspace)
   ASSERT_TRUE(input.ok() && logits.ok());
   Context c;
   c.values["input"] = *input;
-  auto drive = reinterpret_cast<DriveFn>(dlsym(lib, "drive"));
-  ASSERT_NE(drive, nullptr);
-  ASSERT_EQ(drive(&LookUp, &Store, &c), 0);
+  ASSERT_EQ(Drive(lib, &c), 0);
   EXPECT_LT(WorstError(c.outputs["logits"], AsFloats(*logits)), 1e-4);
 }
 

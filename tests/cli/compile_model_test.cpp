@@ -15,19 +15,11 @@
 
 #include <onnx/onnx_pb.h>
 
-#include "cli_test_util.h"
-#include "tunefarm/compiler/codegen/llvm/toolchain.h"
-#include "tunefarm/compiler/lower/lower.h"
-#include "tunefarm/compiler/schedule/schedule.h"
-#include "tunefarm/compiler/target_fingerprint.h"
-#include "tunefarm/compiler/workload/workload_parser.h"
-#include "tunefarm/database/database.h"
+#include "compile_model_util.h"
 #include "tunefarm/frontend/model.h"
 
 namespace tunefarm::cli_test {
 namespace {
-
-std::string Model(const std::string& name) { return std::string(TUNEFARM_TEST_MODELS_DIR) + "/" + name; }
 
 // A serialized onnx.TensorProto of f32, as the test-model script writes them.
 Result<std::vector<float>> ReadTensor(const std::string& path) {
@@ -82,15 +74,13 @@ const void* LookUp(void* context, const char* name) {
   return it == values->end() ? nullptr : it->second.data();
 }
 
-class CompileModelTest : public CliFolderTest {
+class CompileModelTest : public CompiledModelTest {
  protected:
-  CompileModelTest() : CliFolderTest("tf_compile_model_", 8, 8, 8) {}
+  CompileModelTest() : CompiledModelTest("tf_compile_model_") {}
 
   void SetUp() override {
-    CliFolderTest::SetUp();
-    frontend::ImportOptions options;
-    options.read_weights = true;
-    auto m = frontend::ImportOnnx(Model("small_cnn.onnx"), options);
+    CompiledModelTest::SetUp();
+    auto m = ImportWithWeights("small_cnn.onnx");
     ASSERT_TRUE(m.ok()) << m.status().ToString();
     model_ = std::move(m).value();
     values_ = model_.weights;
@@ -101,36 +91,16 @@ class CompileModelTest : public CliFolderTest {
     values_["input"] = *input;
     expected_ = *logits;
   }
-  void TearDown() override {
-    for (void* lib : libraries_) dlclose(lib);
-    CliFolderTest::TearDown();
-  }
 
   // The driver and the object `object` linked with the runtime into
   // <stem>.so and loaded; null (after a failed expectation) if that fails.
   DriveFn LoadDriver(const std::string& object, const std::string& stem) {
-    std::ofstream(P(stem + "_driver.c")) << kDriver;
-    const std::string runtime = std::string(TUNEFARM_BINARY_DIR) + "/runtime";
-    Output link = testing_support::RunCommand(
-        "cc -std=c11 -Wall -Wextra -Werror -fPIC -shared -I" + dir_.string() + " -o " + P(stem + ".so") + " " +
-        P(stem + "_driver.c") + " " + object + " -L" + runtime + " -ltunefarm_runtime -Wl,-rpath," + runtime + " -lm");
-    EXPECT_EQ(link.code, 0) << link.text;
-    void* lib = dlopen(P(stem + ".so").c_str(), RTLD_NOW | RTLD_LOCAL);
-    EXPECT_NE(lib, nullptr) << dlerror();
-    if (lib == nullptr) return nullptr;
-    libraries_.push_back(lib);
-    return reinterpret_cast<DriveFn>(dlsym(lib, "drive"));
+    void* lib = LinkDriver(kDriver, object, stem);
+    return lib == nullptr ? nullptr : reinterpret_cast<DriveFn>(dlsym(lib, "drive"));
   }
 
   // The worst of |actual - expected| / (|expected| + 1e-3) over the logits.
-  double WorstError(const std::vector<float>& actual) const {
-    double worst = 0;
-    for (size_t i = 0; i < expected_.size(); ++i) {
-      const double err = std::fabs(double(actual[i]) - expected_[i]) / (std::fabs(expected_[i]) + 1e-3);
-      worst = std::max(worst, std::isnan(actual[i]) ? INFINITY : err);
-    }
-    return worst;
-  }
+  double WorstError(const std::vector<float>& actual) const { return cli_test::WorstError(actual, expected_); }
 
   // The defined global symbols of an object file.
   std::string DefinedSymbols(const std::string& object) {
@@ -142,7 +112,6 @@ class CompileModelTest : public CliFolderTest {
   frontend::Model model_;
   Values values_;
   std::vector<float> expected_;
-  std::vector<void*> libraries_;
 };
 
 TEST_F(CompileModelTest, WithoutALogEveryTaskIsItsDefaultAndTheModelComputesTheReference) {
@@ -186,27 +155,6 @@ TEST_F(CompileModelTest, WithoutALogEveryTaskIsItsDefaultAndTheModelComputesTheR
   EXPECT_NE(dlsym(lib, "small_cnn_run"), nullptr);
 }
 
-// A record for `task` whose schedule copies the weights its block `block`
-// reads (read 1) into panels of `factor` along their dimension 0, at the
-// root: a prepack split. Committed with its workload into `db`; its id.
-Result<int64_t> CommitPackingRecord(database::Database& db, const Workload& task, const std::string& block,
-                                    int64_t factor) {
-  TF_ASSIGN_OR_RETURN(ir::PrimFunc f, LowerToPrimFunc(task));
-  Schedule sch(f, 1);
-  TF_ASSIGN_OR_RETURN(BlockRV anchor, sch.GetBlock(block));
-  TF_ASSIGN_OR_RETURN(BlockRV copy, sch.CacheRead(anchor, 1, ir::MemoryScope::kGlobal));
-  TF_RETURN_IF_ERROR(sch.PackLayout(copy, 0, factor, 0));
-  TF_RETURN_IF_ERROR(db.CommitWorkload({StructuralHashHex(task), task.name, PrintWorkload(task)}));
-  database::TuningRecord r;
-  r.workload_hash = StructuralHashHex(task);
-  r.target.target = Target::Host().ToString();
-  r.target.fingerprint = HostFingerprint(Target::Host(), CodegenToolchain());
-  database::CanonicalizeFingerprint(&r.target.fingerprint);
-  r.trace = sch.trace().ToText();
-  r.run_secs = {2e-6, 2e-6};
-  return db.CommitRecord(r);
-}
-
 TEST_F(CompileModelTest, TunedTasksThatPackTheirWeightsRunThroughThePrepackEntry) {
   std::map<std::string, int64_t> records;
   {
@@ -233,8 +181,7 @@ TEST_F(CompileModelTest, TunedTasksThatPackTheirWeightsRunThroughThePrepackEntry
                                  : ": warning: no tuning record for this workload and target";
     EXPECT_NE(out.text.find("tunefarm compile: " + t.workload.name + said), std::string::npos) << out.text;
   }
-  std::ifstream header_file(P("small_cnn.h"));
-  const std::string header((std::istreambuf_iterator<char>(header_file)), std::istreambuf_iterator<char>());
+  const std::string header = ReadText("small_cnn.h");
   EXPECT_NE(header.find("schedules: 2 of the 7 kernels tuned"), std::string::npos) << header;
   EXPECT_NE(header.find("small_cnn_dense_m1_n10_k16_prepacked(SMALL_CNN_AVGPOOL_OUTPUT, SMALL_CNN_FC_WEIGHT, "
                         "SMALL_CNN_FC_BIAS, SMALL_CNN_LOGITS, SMALL_CNN_PACKED_1)"),
@@ -308,8 +255,7 @@ TEST_F(CompileModelTest, AnOutputThatIsAViewIsANameOfItsStoragesSlot) {
   Output out = RunTunefarm("compile " + P("view_out.onnx") + " --shared -o " + P("view_out.so") + " --header " +
                            P("view_out.h"));
   ASSERT_EQ(out.code, 0) << out.text;
-  std::ifstream header_file(P("view_out.h"));
-  const std::string header((std::istreambuf_iterator<char>(header_file)), std::istreambuf_iterator<char>());
+  const std::string header = ReadText("view_out.h");
   EXPECT_NE(header.find("VIEW_OUT_Y = 1,"), std::string::npos) << header;
   EXPECT_NE(header.find("/* output       f32[1, 4], 16 bytes: Y */"), std::string::npos) << header;
   EXPECT_NE(header.find("VIEW_OUT_Z = VIEW_OUT_Y,  /* Z, a view of Y */"), std::string::npos) << header;
