@@ -16,6 +16,7 @@
 namespace tunefarm::database {
 namespace {
 
+using testing::AllRecords;
 using testing::MakeRecord;
 using testing::MakeWorkload;
 using testing::OpenOrDie;
@@ -45,25 +46,7 @@ TuningRecord Emulated(const Target& target, double secs, const std::string& trac
   return r;
 }
 
-std::vector<TuningRecord> AllRecords(TuningLog* log) {
-  std::vector<TuningRecord> out;
-  EXPECT_TRUE(log->ForEachRecord({}, [&](const TuningRecord& r) {
-                   out.push_back(r);
-                   return Status::OK();
-                 }).ok());
-  return out;
-}
-
-class EmulatedRecordsTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    db_ = OpenOrDie(dir_.File("log.db"));
-    ASSERT_NE(db_, nullptr);
-    ASSERT_TRUE(db_->CommitWorkload(MakeWorkload("w1")).ok());
-  }
-  TempDir dir_;
-  std::unique_ptr<Database> db_;
-};
+using EmulatedRecordsTest = testing::OneWorkloadLogTest;
 
 TEST_F(EmulatedRecordsTest, TheMarkIsStoredAndAnEmulatedFingerprintSetsIt) {
   ASSERT_TRUE(db_->CommitRecord(MakeRecord("w1", RealBoard(), {0.002}, "real")).ok());

@@ -13,9 +13,9 @@
 namespace tunefarm::database {
 namespace {
 
+using testing::AllRecords;
 using testing::CpuTarget;
 using testing::MakeRecord;
-using testing::MakeWorkload;
 using testing::OpenOrDie;
 using testing::TempDir;
 
@@ -29,25 +29,7 @@ TuningRecord Synthetic(const Target& target, double secs, const std::string& tra
   return r;
 }
 
-std::vector<TuningRecord> AllRecords(Database* db) {
-  std::vector<TuningRecord> out;
-  EXPECT_TRUE(db->ForEachRecord({}, [&](const TuningRecord& r) {
-                  out.push_back(r);
-                  return Status::OK();
-                }).ok());
-  return out;
-}
-
-class SyntheticRecordsTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    db_ = OpenOrDie(dir_.File("log.db"));
-    ASSERT_NE(db_, nullptr);
-    ASSERT_TRUE(db_->CommitWorkload(MakeWorkload("w1")).ok());
-  }
-  TempDir dir_;
-  std::unique_ptr<Database> db_;
-};
+using SyntheticRecordsTest = testing::OneWorkloadLogTest;
 
 TEST_F(SyntheticRecordsTest, AreStoredButNeverRankOrAnswerALookup) {
   const Target real = CpuTarget();

@@ -1,5 +1,6 @@
-// Helpers for the database tests: scratch directories, sample records, raw
-// SQLite access (to look at a file independently of the Database class).
+// Helpers for the database tests: scratch directories, sample records, a
+// one-workload log fixture, raw SQLite access (to look at a file
+// independently of the Database class).
 #pragma once
 
 #include <sqlite3.h>
@@ -8,11 +9,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "tunefarm/database/database.h"
+#include "tunefarm/database/tuning_log.h"
 
 namespace tunefarm::database::testing {
 
@@ -73,6 +76,29 @@ inline std::unique_ptr<Database> OpenOrDie(const std::string& path, OpenOptions 
   EXPECT_TRUE(db.ok()) << db.status().ToString();
   return db.ok() ? std::move(db).value() : nullptr;
 }
+
+// Every record of `log`, in the order ForEachRecord visits them.
+inline std::vector<TuningRecord> AllRecords(TuningLog* log) {
+  std::vector<TuningRecord> out;
+  EXPECT_TRUE(log->ForEachRecord({}, [&](const TuningRecord& r) {
+                   out.push_back(r);
+                   return Status::OK();
+                 }).ok());
+  return out;
+}
+
+// A fresh log at dir_.File("log.db") (owned by db_) that knows workload "w1"
+// and holds no records yet.
+class OneWorkloadLogTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    db_ = OpenOrDie(dir_.File("log.db"));
+    ASSERT_NE(db_, nullptr);
+    ASSERT_TRUE(db_->CommitWorkload(MakeWorkload("w1")).ok());
+  }
+  TempDir dir_;
+  std::unique_ptr<Database> db_;
+};
 
 inline std::string ReadFileBytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -16,24 +16,16 @@ namespace {
 
 using testing::CpuTarget;
 using testing::MakeRecord;
-using testing::MakeWorkload;
 using testing::OpenOrDie;
 using testing::TempDir;
 
-class TraceRankingTest : public ::testing::Test {
+class TraceRankingTest : public testing::OneWorkloadLogTest {
  protected:
-  void SetUp() override {
-    db_ = OpenOrDie(dir_.File("tune.db"));
-    ASSERT_NE(db_, nullptr);
-    ASSERT_TRUE(db_->CommitWorkload(MakeWorkload("w1")).ok());
-  }
   int64_t Commit(const std::string& trace, double ms, const Target& target = CpuTarget()) {
     auto id = db_->CommitRecord(MakeRecord("w1", target, {ms * 1e-3}, trace));
     EXPECT_TRUE(id.ok()) << id.status().ToString();
     return id.ok() ? *id : 0;
   }
-  TempDir dir_;
-  std::unique_ptr<Database> db_;
 };
 
 // "a" was lucky once (1.0 ms) and measured again (1.6 ms): its mean, 1.3 ms,
