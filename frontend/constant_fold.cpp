@@ -128,6 +128,72 @@ Result<ConstTensor> FoldSlice(const OnnxGraph& g, const GraphNode& n, const std:
   return out;
 }
 
+// Comparisons and logic give bool; Where takes its branches' type.
+bool IsMaskOp(const std::string& op) {
+  for (const char* o : {"Where", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Not", "And", "Or"}) {
+    if (op == o) return true;
+  }
+  return false;
+}
+
+double MaskValue(const std::string& op, const std::vector<double>& v) {
+  if (op == "Where") return v[0] != 0 ? v[1] : v[2];
+  if (op == "Equal") return v[0] == v[1];
+  if (op == "Less") return v[0] < v[1];
+  if (op == "Greater") return v[0] > v[1];
+  if (op == "LessOrEqual") return v[0] <= v[1];
+  if (op == "GreaterOrEqual") return v[0] >= v[1];
+  if (op == "Not") return v[0] == 0;
+  if (op == "And") return v[0] != 0 && v[1] != 0;
+  return v[0] != 0 || v[1] != 0;  // Or
+}
+
+// Where, the comparisons and the logic operators, with numpy broadcasting of all inputs.
+Result<ConstTensor> FoldMask(const OnnxGraph& g, const GraphNode& n, const std::vector<const ConstTensor*>& in) {
+  ConstTensor out{n.op_type == "Where" ? in[1]->dtype : ir::DataType::Bool(), in[0]->shape, {}};
+  for (const ConstTensor* t : in) {
+    std::vector<int64_t> shape;
+    if (!Broadcast(out.shape, t->shape, &shape)) return g.NodeError(n, "its operands do not broadcast");
+    out.shape = shape;
+  }
+  std::vector<double> at_values(in.size());
+  for (int64_t flat = 0; flat < out.size(); ++flat) {
+    std::vector<int64_t> at = Unflatten(flat, out.shape);
+    for (size_t k = 0; k < in.size(); ++k) at_values[k] = BroadcastRead(*in[k], at);
+    out.values.push_back(MaskValue(n.op_type, at_values));
+  }
+  return out;
+}
+
+// The element count of ONNX's Range(start, limit, delta):
+// max(ceil((limit - start) / delta), 0); -1 when delta is 0.
+int64_t RangeCount(double start, double limit, double delta) {
+  if (delta == 0) return -1;
+  return std::max<int64_t>(int64_t(std::ceil((limit - start) / delta)), 0);
+}
+
+Result<ConstTensor> FoldRange(const OnnxGraph& g, const GraphNode& n, const std::vector<const ConstTensor*>& in) {
+  for (const ConstTensor* t : in) {
+    if (t->size() != 1) return g.NodeError(n, "its start, limit and delta must be scalars");
+  }
+  double start = in[0]->values[0], limit = in[1]->values[0], delta = in[2]->values[0];
+  int64_t count = RangeCount(start, limit, delta);
+  if (count < 0) return g.NodeError(n, "its delta is 0");
+  if (count == 0) {
+    return g.NodeError(n, fmt::format("Range({}, {}, {}) is empty; tunefarm tunes non-empty tensors", start, limit,
+                                      delta));
+  }
+  if (count > (int64_t{1} << 31)) return g.NodeError(n, fmt::format("it gives {} elements", count));
+  ConstTensor out{in[0]->dtype, {count}, {}};
+  bool integer = out.dtype.is_integer();
+  // ONNX's definition: element i is start + i * delta, in the inputs' type.
+  for (int64_t i = 0; i < count; ++i) {
+    double v = start + double(i) * delta;
+    out.values.push_back(integer ? v : double(float(v)));
+  }
+  return out;
+}
+
 }  // namespace
 
 int64_t ConstTensor::size() const { return Count(shape); }
@@ -140,7 +206,9 @@ bool NormalizeAxis(int64_t* axis, int64_t rank) {
 bool IsFoldableOp(const std::string& op) {
   static const char* const kOps[] = {"Shape",   "ConstantOfShape", "Gather", "Unsqueeze", "Squeeze", "Concat",
                                      "Slice",   "Cast",            "Add",    "Sub",       "Mul",     "Div",
-                                     "Reshape", "Flatten",         "Identity", "Expand",  "Dropout"};
+                                     "Reshape", "Flatten",         "Identity", "Expand",  "Dropout", "Range",
+                                     "Where",   "Equal",           "Less",   "Greater",   "LessOrEqual",
+                                     "GreaterOrEqual", "Not",      "And",    "Or"};
   return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps);
 }
 
@@ -228,6 +296,8 @@ Result<ConstTensor> FoldNode(const OnnxGraph& g, const GraphNode& n, const std::
   if (op == "Gather") return FoldGather(g, n, *in[0], *in[1]);
   if (op == "Concat") return FoldConcat(g, n, in);
   if (op == "Slice") return FoldSlice(g, n, in);
+  if (op == "Range") return FoldRange(g, n, in);
+  if (IsMaskOp(op)) return FoldMask(g, n, in);
   ConstTensor out = *in[0];
   if (op == "Cast") {
     TF_ASSIGN_OR_RETURN(int64_t to, g.IntAttr(n, "to", 0));

@@ -1,6 +1,7 @@
 // Constant folding at import: the shape arithmetic of exported graphs
 // (Shape -> Gather -> Unsqueeze -> Concat -> Reshape, ConstantOfShape,
-// Expand of constants, Gather of a constant table at constant indices)
+// Expand of constants, Gather of a constant table at constant indices, Range,
+// and the Where / Equal / Less / ... / Not / And / Or of attention masks)
 // evaluated on the host so that every shape the tasks see is static.
 //
 // ConstTensor holds a constant's elements as doubles: exact for every f32

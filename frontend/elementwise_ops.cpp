@@ -17,6 +17,19 @@ using ir::Expr;
 Expr F(double v) { return ir::FloatImm::Make(ir::DataType::Float(32), v); }
 Expr Math(ir::CallOp op, Expr x) { return ir::Call::Make(op, {std::move(x)}); }
 
+// Booleans: IR bool inside a task's expression, f32 0/1 where a value is
+// stored or meets arithmetic. A bool turned to f32 and read back as a
+// condition is the original condition, so a fused mask is one comparison.
+Expr ToF32(Expr c) { return ir::Select::Make(std::move(c), F(1), F(0)); }
+Expr ToBool(Expr v) {
+  if (const auto* s = v.as<ir::Select>()) {
+    const auto* t = s->true_value.as<ir::FloatImm>();
+    const auto* f = s->false_value.as<ir::FloatImm>();
+    if (t && f && t->value == 1 && f->value == 0) return s->condition;
+  }
+  return ir::NE::Make(v, F(0));
+}
+
 using Unary = Expr (*)(Expr);
 const std::map<std::string, Unary>& UnaryOps() {
   static const std::map<std::string, Unary> kOps = {
@@ -30,6 +43,7 @@ const std::map<std::string, Unary>& UnaryOps() {
       {"Abs", [](Expr x) { return Math(ir::CallOp::kAbs, x); }},
       {"Neg", [](Expr x) { return F(0) - x; }},
       {"Reciprocal", [](Expr x) { return F(1) / x; }},
+      {"Not", [](Expr x) { return ToF32(ir::Not::Make(ToBool(x))); }},
       {"HardSwish", [](Expr x) { return x * ir::Max::Make(F(0), ir::Min::Make(F(1), x * F(1.0 / 6) + F(0.5))); }},
   };
   return kOps;
@@ -44,6 +58,13 @@ const std::map<std::string, Binary>& BinaryOps() {
       {"Div", [](Expr a, Expr b) { return a / b; }},
       {"Max", [](Expr a, Expr b) { return ir::Max::Make(a, b); }},
       {"Min", [](Expr a, Expr b) { return ir::Min::Make(a, b); }},
+      {"Equal", [](Expr a, Expr b) { return ToF32(ir::EQ::Make(a, b)); }},
+      {"Less", [](Expr a, Expr b) { return ToF32(ir::LT::Make(a, b)); }},
+      {"Greater", [](Expr a, Expr b) { return ToF32(ir::GT::Make(a, b)); }},
+      {"LessOrEqual", [](Expr a, Expr b) { return ToF32(ir::LE::Make(a, b)); }},
+      {"GreaterOrEqual", [](Expr a, Expr b) { return ToF32(ir::GE::Make(a, b)); }},
+      {"And", [](Expr a, Expr b) { return ToF32(ir::And::Make(ToBool(a), ToBool(b))); }},
+      {"Or", [](Expr a, Expr b) { return ToF32(ir::Or::Make(ToBool(a), ToBool(b))); }},
   };
   return kOps;
 }
@@ -103,6 +124,12 @@ Result<IndexFn> ElementwiseValue(TaskContext& ctx, const GraphNode& n, const std
     Binary f = it->second;
     Operand a = ops[0], b = ops[1];
     return IndexFn([f, a, b](const std::vector<Expr>& i) { return f(BroadcastAt(a, i), BroadcastAt(b, i)); });
+  }
+  if (n.op_type == "Where") {
+    Operand c = ops[0], a = ops[1], b = ops[2];
+    return IndexFn([c, a, b](const std::vector<Expr>& i) {
+      return ir::Select::Make(ToBool(BroadcastAt(c, i)), BroadcastAt(a, i), BroadcastAt(b, i));
+    });
   }
   Operand x = ops[0];
   if (n.op_type == "LeakyRelu" || n.op_type == "HardSigmoid") {

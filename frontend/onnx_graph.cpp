@@ -266,6 +266,9 @@ Status OnnxGraph::CollectValues() {
         auto type = ValueInfoType(*it->second, path_, fmt::format("output '{}' of {}", out, n.Where()), &v.shape);
         if (!type.ok()) return type.status();
         v.dtype = *type;
+        // A boolean computed at run time (a mask) is stored between tasks as
+        // f32 0/1: the tasks compute in f32 and read no other element type.
+        if (v.dtype.is_bool()) v.dtype = ir::DataType::Float(32);
       }
       values_[out] = std::move(v);
     }

@@ -33,7 +33,7 @@ namespace tunefarm::frontend {
 struct GraphValue {
   enum class Source : uint8_t { kGraphInput, kInitializer, kNode };
   std::string name;
-  ir::DataType dtype;
+  ir::DataType dtype;  // a bool computed by a node is f32 (0 or 1): how tasks store it
   std::vector<int64_t> shape;
   Source source = Source::kNode;
   const onnx::TensorProto* data = nullptr;  // initializers and Constant outputs

@@ -95,14 +95,24 @@ Status OnnxGraph::FoldConstants() {
       }
     }
   }
+  std::set<std::string> constant;
+  for (const onnx::TensorProto& t : graph->initializer()) constant.insert(t.name());
+  for (const GraphNode& n : nodes_) {
+    if (n.proto->op_type() == "Constant") constant.insert(n.outputs.begin(), n.outputs.end());
+  }
   for (const GraphNode& n : nodes_) {
     OpKind kind;
     if (!n.folded && FindOpKind(n.op_type, &kind) && kind == OpKind::kShapeOnly) {
-      std::string dynamic;
-      for (const std::string& in : n.inputs) dynamic += dynamic.empty() ? "'" + in + "'" : ", '" + in + "'";
+      std::string dynamic;  // the inputs computed at run time, not every input
+      for (const std::string& in : n.inputs) {
+        if (in.empty() || constant.count(in)) continue;
+        dynamic += dynamic.empty() ? "'" + in + "'" : ", '" + in + "'";
+      }
+      std::string why = n.op_type == "Range" ? "its length would depend on values known only at run time"
+                                             : "tunefarm tunes static shapes";
       return NodeError(n, fmt::format("its value must fold to a constant at import, but it depends on {}, which is "
-                                      "computed at run time; tunefarm tunes static shapes",
-                                      dynamic));
+                                      "computed at run time; {}",
+                                      dynamic, why));
     }
   }
   return CheckStaticOperands();

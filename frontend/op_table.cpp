@@ -13,6 +13,7 @@ const std::map<std::string, OpKind>& Table() {
       {"Constant", OpKind::kConstant},
       {"Shape", OpKind::kShapeOnly},
       {"ConstantOfShape", OpKind::kShapeOnly},
+      {"Range", OpKind::kShapeOnly},  // its output's length depends on its values
       {"Reshape", OpKind::kView},
       {"Flatten", OpKind::kView},
       {"Squeeze", OpKind::kView},
@@ -63,6 +64,15 @@ const std::map<std::string, OpKind>& Table() {
       {"Reciprocal", OpKind::kElementwise},
       {"BatchNormalization", OpKind::kElementwise},
       {"Cast", OpKind::kElementwise},
+      {"Where", OpKind::kElementwise},
+      {"Equal", OpKind::kElementwise},
+      {"Less", OpKind::kElementwise},
+      {"Greater", OpKind::kElementwise},
+      {"LessOrEqual", OpKind::kElementwise},
+      {"GreaterOrEqual", OpKind::kElementwise},
+      {"Not", OpKind::kElementwise},
+      {"And", OpKind::kElementwise},
+      {"Or", OpKind::kElementwise},
   };
   return kTable;
 }

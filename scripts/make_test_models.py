@@ -6,7 +6,9 @@ exports for torchvision's ResNet-50 v1.5 and MobileNet-V2 with BatchNorm folded,
 one BERT-base encoder layer, with random weights); small_cnn.onnx and small_transformer.onnx
 with their inputs and float64-computed outputs as <model>.<tensor>.pb TensorProto files
 (the whole-graph reference check), as are small_detector.onnx, small_embedder.onnx and small_legacy.onnx
-(the data-moving operators, in their opset 9 forms too, and the shape arithmetic of exported graphs); malformed/ with the models the importer must reject and
+(the data-moving operators, in their opset 9 forms too, and the shape arithmetic of exported graphs) and
+small_masked_attention.onnx (Range, Where, comparisons and logic of attention masks); malformed/ with
+the models the importer must reject and
 manifest.tsv saying what each error must name; and models.tsv with each good model's
 inputs, outputs and node counts. Deterministic: the same files on every run (fixed seeds).
 Needs only Python 3, onnx (1.12 or newer) and numpy; the build runs it (tests/CMakeLists.txt).
@@ -25,7 +27,7 @@ import numpy as np  # noqa: E402
 import onnx  # noqa: E402
 from onnx import numpy_helper  # noqa: E402
 
-from testmodels import builder, data_ops, malformed, numpy_eval, self_test, transformer, vision  # noqa: E402
+from testmodels import builder, data_ops, malformed, mask_ops, numpy_eval, self_test, transformer, vision  # noqa: E402
 
 # (name, build, inputs for the reference outputs or None)
 GOOD_MODELS = [
@@ -37,6 +39,7 @@ GOOD_MODELS = [
     ("small_detector", data_ops.small_detector, data_ops.small_detector_inputs),
     ("small_embedder", data_ops.small_embedder, data_ops.small_embedder_inputs),
     ("small_legacy", data_ops.small_legacy, data_ops.small_legacy_inputs),
+    ("small_masked_attention", mask_ops.small_masked_attention, mask_ops.small_masked_attention_inputs),
 ]
 
 

@@ -237,6 +237,20 @@ def shape_unfoldable(broken):
     return model([fill, add], inputs, [value("y", F32, [1, 16])], inits)
 
 
+def range_dynamic(broken):
+    # Range to a limit given at run time: its output's length would depend on a value.
+    rng = helper.make_node("Range", ["range_start", "range_limit", "range_delta"], ["positions"], name="range_dynamic")
+    cast = helper.make_node("Cast", ["positions"], ["positions_f32"], name="cast_0", to=F32)
+    add = helper.make_node("Add", ["x", "positions_f32"], ["y"], name="add_0")
+    inputs = [value("x", F32, [1, 16])]
+    inits = [const("range_start", np.array(0, dtype=np.int64)), const("range_delta", np.array(1, dtype=np.int64))]
+    if broken:
+        inputs.append(value("range_limit", I64, []))
+    else:
+        inits.append(const("range_limit", np.array(16, dtype=np.int64)))
+    return model([rng, cast, add], inputs, [value("y", F32, [1, 16])], inits)
+
+
 def resize_linear(broken):
     node = helper.make_node("Resize", ["x", "", "resize_scales"], ["y"], name="upsample_linear",
                             mode="linear" if broken else "nearest", coordinate_transformation_mode="asymmetric",
@@ -299,6 +313,8 @@ CASES = [
          slice_dynamic),
     Case("shape_unfoldable.onnx", "fill_dynamic", "ConstantOfShape of a run-time shape does not fold",
          shape_unfoldable),
+    Case("range_dynamic.onnx", "range_dynamic", "Range to a limit that is a graph input does not fold",
+         range_dynamic),
     Case("resize_linear.onnx", "upsample_linear", "Resize in linear mode (nearest only)", resize_linear),
     Case("pad_reflect_wide.onnx", "pad_reflect_wide", "reflect Pad of 4 on an axis of 4 (at most 3)",
          pad_reflect_wide),

@@ -217,10 +217,35 @@ def reduce_mean(inputs, attrs):
     return inputs[0].mean(axis=tuple(attrs["axes"]), keepdims=bool(attrs.get("keepdims", 1)))
 
 
+_CAST_TYPES = {1: np.float32, 6: np.int32, 7: np.int64, 9: np.bool_, 11: np.float64}  # TensorProto's codes
+
+
+def cast(inputs, attrs):
+    _need(attrs["to"] in _CAST_TYPES, "Cast to type %d" % attrs["to"])
+    return _to_compute(inputs[0].astype(_CAST_TYPES[attrs["to"]]))
+
+
+def range_(inputs, attrs):
+    start, limit, delta = (i.item() for i in inputs)
+    count = max(int(math.ceil((limit - start) / delta)), 0)
+    return (start + np.arange(count) * delta).astype(inputs[0].dtype)
+
+
 _erf = np.vectorize(math.erf, otypes=[np.float64])
 
 OPS = {
     "Add": lambda i, a: i[0] + i[1],
+    "And": lambda i, a: np.logical_and(i[0], i[1]),
+    "Cast": cast,
+    "Equal": lambda i, a: i[0] == i[1],
+    "Greater": lambda i, a: i[0] > i[1],
+    "GreaterOrEqual": lambda i, a: i[0] >= i[1],
+    "Less": lambda i, a: i[0] < i[1],
+    "LessOrEqual": lambda i, a: i[0] <= i[1],
+    "Not": lambda i, a: np.logical_not(i[0]),
+    "Or": lambda i, a: np.logical_or(i[0], i[1]),
+    "Range": range_,
+    "Where": lambda i, a: np.where(i[0], i[1], i[2]),
     "Clip": clip,
     "Concat": concat,
     "ConstantOfShape": constant_of_shape,

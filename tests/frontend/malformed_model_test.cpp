@@ -34,7 +34,10 @@ class MalformedModelTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(MalformedModelTest, IsAUserErrorNamingWhatIsWrong) {
   const Case& c = GetParam();
+  ::testing::internal::CaptureStderr();
   auto m = ImportOnnx(std::string(TUNEFARM_TEST_MODELS_DIR) + "/malformed/" + c.file);
+  std::string logged = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(logged, "") << c.file << ": the error is the result, not a log line";
   ASSERT_FALSE(m.ok()) << c.file << " imported, but: " << c.why;
   EXPECT_TRUE(m.status().code() == StatusCode::kInvalidArgument || m.status().code() == StatusCode::kNotFound)
       << m.status().ToString();

@@ -38,7 +38,8 @@ TEST_P(ShrunkTaskTest, EveryTaskOnCornersOfItsOutputMatchesTheInterpreter) {
 
 INSTANTIATE_TEST_SUITE_P(Models, ShrunkTaskTest,
                          ::testing::Values("resnet50", "mobilenet_v2", "bert_layer", "small_cnn", "small_transformer",
-                                           "small_detector", "small_embedder", "small_legacy"));
+                                           "small_detector", "small_embedder", "small_legacy",
+                                           "small_masked_attention"));
 
 // The slice keeps what makes a task what it is: a stride-2 padded
 // convolution's end corner reads the input's last rows through the guard.

@@ -112,6 +112,11 @@ TEST(WholeGraph, SmallEmbedderComputesWhatTheNumpyReferenceComputes) { ExpectMod
 // Opset 9: Pad, Slice, Split and Unsqueeze with attributes, Upsample.
 TEST(WholeGraph, SmallLegacyComputesWhatTheNumpyReferenceComputes) { ExpectModelMatchesReference("small_legacy"); }
 
+// Range folded into the positions, run-time Less / Equal / Not / And / Or masks and a Where before the Softmax.
+TEST(WholeGraph, SmallMaskedAttentionComputesWhatTheNumpyReferenceComputes) {
+  ExpectModelMatchesReference("small_masked_attention");
+}
+
 // The check can fail: a weight changed after import changes the output.
 TEST(WholeGraph, AChangedWeightChangesTheOutput) {
   ImportOptions options;
