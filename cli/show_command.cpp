@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "kernel_runner.h"
+#include "show_cuda.h"
 #include "tunefarm/compiler/codegen/llvm/codegen_llvm.h"
 #include "tunefarm/compiler/ir/ir_printer.h"
 #include "tunefarm/compiler/lower/lower.h"
@@ -96,6 +97,20 @@ Result<std::optional<ir::PrimFunc>> TunedFunc(const ShowOptions& o, const Worklo
   return std::optional<ir::PrimFunc>(std::move(tuned));
 }
 
+// --lowered and --asm for a cuda target: LowerForCuda's IR, the CUDA C and
+// ptxas' report. A program the CUDA path refuses is the user's (their log's
+// record, their workload): said, exit 1.
+int ShowCuda(const ShowOptions& o, const ir::PrimFunc& shown, bool tuned, const Target& target) {
+  if (!o.lowered && !o.llvm_ir && !o.assembly) return kExitOk;
+  auto program = GpuProgramToShow(shown, tuned);
+  Status printed = program.ok() ? PrintCudaStages(*program, target, o.lowered, o.llvm_ir, o.assembly) : program.status();
+  if (!printed.ok()) {
+    fmt::print(stderr, "error: {}\n", printed.message());
+    return kExitUserError;
+  }
+  return kExitOk;
+}
+
 int Show(const ShowOptions& o) {
   auto w = LoadWorkload(o.workload_path, o.overrides);
   if (!w.ok()) {
@@ -117,6 +132,7 @@ int Show(const ShowOptions& o) {
   }
   // What --lowered, --llvm and --asm print: the tuned loop nest when there is one.
   ir::PrimFunc shown = *f;
+  bool tuned = false;  // `shown` is a record's program (GPU-bound for a cuda target)
   if (o.record_id != 0) {
     auto record = RecordFunc(o, *w, *f);
     if (!record.ok()) {
@@ -124,18 +140,21 @@ int Show(const ShowOptions& o) {
       return kExitUserError;
     }
     shown = *record;
+    tuned = true;
     fmt::print("# its loop nest\n{}", ir::ToString(shown));
   } else if (!o.db.empty()) {
-    auto tuned = TunedFunc(o, *w, *target, *f);
-    if (!tuned.ok()) {
-      fmt::print(stderr, "error: {}\n", tuned.status().message());
+    auto tuned_func = TunedFunc(o, *w, *target, *f);
+    if (!tuned_func.ok()) {
+      fmt::print(stderr, "error: {}\n", tuned_func.status().message());
       return kExitUserError;
     }
-    if (tuned->has_value()) {
-      shown = **tuned;
+    if (tuned_func->has_value()) {
+      shown = **tuned_func;
+      tuned = true;
       fmt::print("# tuned loop nest\n{}", ir::ToString(shown));
     }
   }
+  if (target->kind == "cuda") return ShowCuda(o, shown, tuned, *target);
   if (o.lowered) {
     auto lowered = LowerForCodegen(shown);
     if (!lowered.ok()) {
@@ -166,16 +185,19 @@ void AddShowCommand(CLI::App& app, int* exit_code) {
       "With --db, also the log's best record for the workload on --target (the one\n"
       "`tunefarm compile --db` builds): its trace and the tuned loop nest, and --lowered,\n"
       "--llvm and --asm show the tuned kernel. --record ID shows that record of the log\n"
-      "instead (ids: tunefarm db top).\n\n"
+      "instead (ids: tunefarm db top). With a cuda target, --lowered prints the IR after\n"
+      "LowerForCuda and --asm the CUDA C, its launches and ptxas' registers and spills\n"
+      "(the default GPU program when there is no record).\n\n"
       "Examples:\n"
       "  tunefarm show configs/workloads/gmm_512.tf --db tunefarm.db --lowered\n"
-      "  tunefarm show configs/workloads/gmm_512.tf --db tunefarm.db --record 42 --asm");
+      "  tunefarm show configs/workloads/gmm_512.tf --db tunefarm.db --record 42 --asm\n"
+      "  tunefarm show configs/workloads/gmm_1024.tf --target \"cuda -arch=sm_90\" --db gpu.db --asm");
   cmd->add_option("workload", options->workload_path, "Workload file (.tf)")->required()->check(CLI::ExistingFile);
   cmd->add_option("--set", options->overrides, "Override a shape parameter, e.g. --set M=16");
   cmd->add_option("--target", options->target, "Target for --db, --llvm and --asm")->capture_default_str();
   cmd->add_flag("--lowered", options->lowered, "Also print the IR the code generator receives");
   cmd->add_flag("--llvm", options->llvm_ir, "Also print the optimized LLVM IR");
-  cmd->add_flag("--asm", options->assembly, "Also print the assembly");
+  cmd->add_flag("--asm", options->assembly, "Also print the assembly (cuda targets: the CUDA C)");
   cmd->add_option("--db", options->db, "Tuning log: also show its best schedule for the workload")
       ->check(CLI::ExistingFile);
   cmd->add_option("--record", options->record_id, "With --db: show this record of the log (its id) instead of the best")
