@@ -134,6 +134,13 @@ Status CheckCudaCompile(const CompileOptions& o, std::string* header_path) {
 
 int Compile(const CompileOptions& o) {
   if (frontend::IsModelPath(o.workload_path)) return CompileModel(o);
+  if (o.embed_weights) {
+    // A workload file declares its constants' shapes, never their values:
+    // saying nothing would leave a user expecting weights in the object.
+    fmt::print(stderr, "error: --embed-weights: {} is a workload file, which holds no weight values to embed; the "
+               "option is for ONNX models (.onnx), whose weights it puts in the object\n", o.workload_path);
+    return kExitUserError;
+  }
   auto w = LoadWorkload(o.workload_path, o.overrides);
   if (!w.ok()) {
     fmt::print(stderr, "error: {}\n", w.status().message());

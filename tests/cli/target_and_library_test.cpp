@@ -1,7 +1,8 @@
 // `tunefarm tune` and `tunefarm compile` refuse a target nothing can compile
 // with the message every entry gives (ParseTargetField), before touching the
-// log or writing anything; and a library from `compile --shared` names no
-// folder of the machine that built it.
+// log or writing anything; --embed-weights on a workload file is refused;
+// and a library from `compile --shared` names no folder of the machine that
+// built it.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -52,6 +53,20 @@ TEST_F(TargetAndLibraryTest, TuningForCudaWithoutAGpuSaysSo) {
             std::string::npos)
       << tune.text;
   EXPECT_FALSE(fs::exists(P("gpu.db"))) << "tune opened a log for a GPU it does not have";
+}
+
+// A workload file has shapes, no weight values: --embed-weights on one is
+// refused, naming the file, and writes nothing.
+TEST_F(TargetAndLibraryTest, EmbeddingWeightsOfAWorkloadFileIsRefused) {
+  auto compile = RunTunefarm("compile " + P("mm.tf") + " --embed-weights -o " + P("mm.o"));
+  EXPECT_EQ(compile.code, 1) << compile.text;
+  EXPECT_NE(compile.text.find("error: --embed-weights: " + P("mm.tf") +
+                              " is a workload file, which holds no weight values to embed; the option is for ONNX "
+                              "models (.onnx)"),
+            std::string::npos)
+      << compile.text;
+  EXPECT_FALSE(fs::exists(P("mm.o")));
+  EXPECT_FALSE(fs::exists(P("mm.h")));
 }
 
 TEST_F(TargetAndLibraryTest, ASharedLibraryNamesNoBuildOrSourceFolder) {
