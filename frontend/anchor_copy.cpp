@@ -190,7 +190,7 @@ Result<AnchorResult> BuildExpand(TaskContext& ctx, const GraphNode& n) {
   const std::vector<int64_t>& shape = OutShape(ctx, n);
   TF_ASSIGN_OR_RETURN(ir::Buffer x, ctx.Input(n.inputs[0], xv.shape, "X"));
   Operand in{LoadOf(x), xv.shape};
-  IndexFn value = [in](const std::vector<Expr>& i) { return BroadcastAt(in, i); };
+  IndexFn value = [in, shape](const std::vector<Expr>& i) { return BroadcastAt(in, i, shape); };
   return CopyResult(shape, value, "expand", fmt::format("expand_{}_to_{}", ShapeText(xv.shape), ShapeText(shape)),
                     fmt::format("expand {} to {}", ShapeText(xv.shape), ShapeText(shape)));
 }

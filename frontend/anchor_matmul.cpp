@@ -106,10 +106,11 @@ Result<AnchorResult> BuildGemm(TaskContext& ctx, const GraphNode& n) {
     }
     Expr a_scale = ir::FloatImm::Make(ir::DataType::Float(32), alpha);
     Expr c_scale = ir::FloatImm::Make(ir::DataType::Float(32), beta);
-    res.value = [acc, c, a_scale, c_scale, alpha, beta, has_c](const std::vector<Expr>& idx) {
+    const std::vector<int64_t> shape = res.shape;
+    res.value = [acc, c, a_scale, c_scale, alpha, beta, has_c, shape](const std::vector<Expr>& idx) {
       Expr v = ir::Load::Make(acc, idx);
       if (alpha != 1) v = v * a_scale;
-      if (has_c) v = v + (beta == 1 ? BroadcastAt(c, idx) : BroadcastAt(c, idx) * c_scale);
+      if (has_c) v = v + (beta == 1 ? BroadcastAt(c, idx, shape) : BroadcastAt(c, idx, shape) * c_scale);
       return v;
     };
   }

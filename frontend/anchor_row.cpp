@@ -113,8 +113,8 @@ Result<AnchorResult> BuildLayerNorm(TaskContext& ctx, const GraphNode& n) {
                             ir::Load::Make(d, rows.At(j2)) * ir::Load::Make(d, rows.At(j2)));
   ir::Buffer rstd = b.Compute("rstd", rows.RowShape(), rows.row_axes,
                               ir::Call::Make(ir::CallOp::kRsqrt, {ir::Load::Make(ss, row_idx) / F(double(width)) + F(eps)}));
-  Expr value = ir::Load::Make(d, all_idx) * ir::Load::Make(rstd, row_idx) * BroadcastAt(gamma, all_idx);
-  if (beta) value = value + BroadcastAt(*beta, all_idx);
+  Expr value = ir::Load::Make(d, all_idx) * ir::Load::Make(rstd, row_idx) * BroadcastAt(gamma, all_idx, rows.shape);
+  if (beta) value = value + BroadcastAt(*beta, all_idx, rows.shape);
   ir::Buffer out = b.Compute(ctx.ResultName(true), rows.shape, all, value);
   return AnchorResult{rows.shape, LoadOf(out), out, "layer_norm", "layer_norm_" + RowsName(rows),
                       fmt::format("layer norm over {} rows of {}", RowCount(rows), width)};

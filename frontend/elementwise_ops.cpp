@@ -83,14 +83,21 @@ Result<std::optional<double>> ClipBound(TaskContext& ctx, const GraphNode& n, si
   return std::optional<double>();
 }
 
-Result<IndexFn> PowValue(TaskContext& ctx, const GraphNode& n, const std::vector<Operand>& ops) {
+Result<IndexFn> PowValue(TaskContext& ctx, const GraphNode& n, const std::vector<Operand>& ops,
+                         const std::vector<int64_t>& shape) {
   Operand x = ops[0];
   std::optional<double> e = ctx.Scalar(n.inputs[1]);
-  if (e && *e == 2) return IndexFn([x](const std::vector<Expr>& i) { Expr v = BroadcastAt(x, i); return v * v; });
-  if (e && *e == 0.5) return IndexFn([x](const std::vector<Expr>& i) { return Math(ir::CallOp::kSqrt, BroadcastAt(x, i)); });
+  if (e && *e == 2) {
+    return IndexFn([x, shape](const std::vector<Expr>& i) { Expr v = BroadcastAt(x, i, shape); return v * v; });
+  }
+  if (e && *e == 0.5) {
+    return IndexFn([x, shape](const std::vector<Expr>& i) {
+      return Math(ir::CallOp::kSqrt, BroadcastAt(x, i, shape));
+    });
+  }
   Operand y = ops[1];
-  return IndexFn([x, y](const std::vector<Expr>& i) {
-    return ir::Call::Make(ir::CallOp::kPow, {BroadcastAt(x, i), BroadcastAt(y, i)});
+  return IndexFn([x, y, shape](const std::vector<Expr>& i) {
+    return ir::Call::Make(ir::CallOp::kPow, {BroadcastAt(x, i, shape), BroadcastAt(y, i, shape)});
   });
 }
 
@@ -111,24 +118,26 @@ Result<IndexFn> BatchNormValue(TaskContext& ctx, const GraphNode& n, const std::
 
 }  // namespace
 
-Result<IndexFn> ElementwiseValue(TaskContext& ctx, const GraphNode& n, const std::vector<Operand>& ops, size_t rank,
-                                 size_t channel_axis) {
+Result<IndexFn> ElementwiseValue(TaskContext& ctx, const GraphNode& n, const std::vector<Operand>& ops,
+                                 const std::vector<int64_t>& shape, size_t channel_axis) {
   const OnnxGraph& g = ctx.graph();
   if (auto it = UnaryOps().find(n.op_type); it != UnaryOps().end()) {
     Unary f = it->second;
     Operand x = ops[0];
-    return IndexFn([f, x](const std::vector<Expr>& i) { return f(BroadcastAt(x, i)); });
+    return IndexFn([f, x, shape](const std::vector<Expr>& i) { return f(BroadcastAt(x, i, shape)); });
   }
   if (auto it = BinaryOps().find(n.op_type); it != BinaryOps().end()) {
     if (ops.size() != 2) return g.NodeError(n, "tunefarm imports the two-input form of " + n.op_type);
     Binary f = it->second;
     Operand a = ops[0], b = ops[1];
-    return IndexFn([f, a, b](const std::vector<Expr>& i) { return f(BroadcastAt(a, i), BroadcastAt(b, i)); });
+    return IndexFn([f, a, b, shape](const std::vector<Expr>& i) {
+      return f(BroadcastAt(a, i, shape), BroadcastAt(b, i, shape));
+    });
   }
   if (n.op_type == "Where") {
     Operand c = ops[0], a = ops[1], b = ops[2];
-    return IndexFn([c, a, b](const std::vector<Expr>& i) {
-      return ir::Select::Make(ToBool(BroadcastAt(c, i)), BroadcastAt(a, i), BroadcastAt(b, i));
+    return IndexFn([c, a, b, shape](const std::vector<Expr>& i) {
+      return ir::Select::Make(ToBool(BroadcastAt(c, i, shape)), BroadcastAt(a, i, shape), BroadcastAt(b, i, shape));
     });
   }
   Operand x = ops[0];
@@ -137,26 +146,26 @@ Result<IndexFn> ElementwiseValue(TaskContext& ctx, const GraphNode& n, const std
     TF_ASSIGN_OR_RETURN(double alpha, g.FloatAttr(n, "alpha", leaky ? 0.01 : 0.2));
     TF_ASSIGN_OR_RETURN(double beta, g.FloatAttr(n, "beta", 0.5));
     if (leaky) {
-      return IndexFn([x, alpha](const std::vector<Expr>& i) {
-        Expr v = BroadcastAt(x, i);
+      return IndexFn([x, alpha, shape](const std::vector<Expr>& i) {
+        Expr v = BroadcastAt(x, i, shape);
         return ir::Select::Make(ir::GT::Make(v, F(0)), v, v * F(alpha));
       });
     }
-    return IndexFn([x, alpha, beta](const std::vector<Expr>& i) {
-      return ir::Max::Make(F(0), ir::Min::Make(F(1), BroadcastAt(x, i) * F(alpha) + F(beta)));
+    return IndexFn([x, alpha, beta, shape](const std::vector<Expr>& i) {
+      return ir::Max::Make(F(0), ir::Min::Make(F(1), BroadcastAt(x, i, shape) * F(alpha) + F(beta)));
     });
   }
   if (n.op_type == "Clip") {
     TF_ASSIGN_OR_RETURN(std::optional<double> lo, ClipBound(ctx, n, 1, "min"));
     TF_ASSIGN_OR_RETURN(std::optional<double> hi, ClipBound(ctx, n, 2, "max"));
-    return IndexFn([x, lo, hi](const std::vector<Expr>& i) {
-      Expr v = BroadcastAt(x, i);
+    return IndexFn([x, lo, hi, shape](const std::vector<Expr>& i) {
+      Expr v = BroadcastAt(x, i, shape);
       if (lo) v = ir::Max::Make(v, F(*lo));
       if (hi) v = ir::Min::Make(v, F(*hi));
       return v;
     });
   }
-  if (n.op_type == "Pow") return PowValue(ctx, n, ops);
+  if (n.op_type == "Pow") return PowValue(ctx, n, ops, shape);
   if (n.op_type == "BatchNormalization") {
     if (ops.size() < 5 || n.outputs.size() > 1) {
       return g.NodeError(n, "tunefarm imports BatchNormalization in inference form (5 inputs, 1 output)");
@@ -166,7 +175,7 @@ Result<IndexFn> ElementwiseValue(TaskContext& ctx, const GraphNode& n, const std
   if (n.op_type == "Cast") {
     TF_ASSIGN_OR_RETURN(int64_t to, g.IntAttr(n, "to", 0));
     if (to != onnx::TensorProto::FLOAT) return g.NodeError(n, "tunefarm imports Cast to float only");
-    return IndexFn([x](const std::vector<Expr>& i) { return BroadcastAt(x, i); });
+    return IndexFn([x, shape](const std::vector<Expr>& i) { return BroadcastAt(x, i, shape); });
   }
   return Status::Internal("no element-wise value for " + n.Where());
 }

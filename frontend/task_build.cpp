@@ -101,7 +101,7 @@ Result<ModelTask> BuildTask(const OnnxGraph& g, const NodeGroup& group, const st
     if (commutative && ops.size() == 2 && !values.count(n.inputs[0]) && values.count(n.inputs[1])) {
       std::swap(ops[0], ops[1]);
     }
-    TF_ASSIGN_OR_RETURN(IndexFn fn, ElementwiseValue(ctx, n, ops, shape.size(), channel_axis));
+    TF_ASSIGN_OR_RETURN(IndexFn fn, ElementwiseValue(ctx, n, ops, shape, channel_axis));
     values[n.outputs[0]] = Operand{fn, shape};
     tokens.push_back(Token(ctx, n));
     call.nodes.push_back(n.name);

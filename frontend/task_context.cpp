@@ -12,11 +12,12 @@ std::vector<int64_t> DropLeadingOnes(const std::vector<int64_t>& shape, size_t m
   return std::vector<int64_t>(shape.begin() + first, shape.end());
 }
 
-ir::Expr BroadcastAt(const Operand& o, const std::vector<ir::Expr>& index) {
+ir::Expr BroadcastAt(const Operand& o, const std::vector<ir::Expr>& index, const std::vector<int64_t>& result_shape) {
   size_t offset = index.size() - o.shape.size();
   std::vector<ir::Expr> at(o.shape.size());
   for (size_t d = 0; d < o.shape.size(); ++d) {
-    at[d] = o.shape[d] == 1 ? ir::Expr(int64_t{0}) : index[d + offset];
+    const bool repeats = o.shape[d] == 1 && result_shape[d + offset] != 1;
+    at[d] = repeats ? ir::Expr(int64_t{0}) : index[d + offset];
   }
   return o.value(at);
 }

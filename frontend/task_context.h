@@ -32,9 +32,14 @@ struct Operand {
 // shape tasks compute in, so that a batch-1 dense layer is a 2-D matmul.
 std::vector<int64_t> DropLeadingOnes(const std::vector<int64_t>& shape, size_t min_rank);
 
-// The operand's value at `index`, an index of the broadcast result of rank >=
-// the operand's (numpy rules: trailing dimensions aligned, size 1 repeats).
-ir::Expr BroadcastAt(const Operand& o, const std::vector<ir::Expr>& index);
+// The operand's value at `index`, an index of the broadcast result (shape
+// `result_shape`, of rank >= the operand's; numpy rules: trailing dimensions
+// aligned, size 1 repeats). A dimension of size 1 is read at 0 only where the
+// result's is larger; where both are 1 it is read at the result's own index,
+// so that a fused epilogue reads its anchor's stage at exactly its iteration
+// variables (acc[o0, o1, ..], not acc[0, o1, ..]) and the tuner can place it
+// into the anchor's tile (reverse_compute_at).
+ir::Expr BroadcastAt(const Operand& o, const std::vector<ir::Expr>& index, const std::vector<int64_t>& result_shape);
 
 class TaskContext {
  public:
