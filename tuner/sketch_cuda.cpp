@@ -9,6 +9,7 @@
 
 #include "sketch_cpu_analysis.h"
 #include "sketch_cuda_cross_thread.h"
+#include "sketch_cuda_operand_layout.h"
 #include "tunefarm/compiler/ir/ir_visitor.h"
 
 namespace tunefarm::tuner {
@@ -188,6 +189,7 @@ class CudaSketchPolicy : public SketchPolicy {
       auto& tiles = kinds[i] == IterKind::kSpatial ? s_tiles : r_tiles;
       for (size_t level = 0; level < parts.size(); ++level) tiles[level].push_back(parts[level]);
     }
+    TF_ASSIGN_OR_RETURN(const std::vector<int64_t> runs, ThreadRuns(sch, s_tiles));  // before the tiles fuse
     // SSSRRSRS: block, vthread, thread, reduce-outer, reduce-middle, inner, reduce-inner, innermost.
     std::vector<LoopRV> order;
     for (const auto* level : {&s_tiles[0], &s_tiles[1], &s_tiles[2], &r_tiles[0], &r_tiles[1], &s_tiles[3],
@@ -212,6 +214,9 @@ class CudaSketchPolicy : public SketchPolicy {
       // Without a reduction loop the copies are made once per thread tile.
       const LoopRV stage_loop = r_tiles[0].empty() ? tx : r_tiles[0].back();
       TF_RETURN_IF_ERROR(StageInputs(sch, copies, stage_loop, threads, failed_input, handled));
+      std::vector<BlockRV> staged;
+      for (const auto& copy : copies) staged.push_back(copy.second);
+      TF_RETURN_IF_ERROR(PackSharedOperands(sch, name, staged, runs));
       // Checked here, not when built: a draw over the limit costs a draw,
       // not a trial.
       const int64_t shared = SharedBytes(sch.func(), *handled);
