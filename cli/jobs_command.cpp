@@ -207,14 +207,23 @@ int Run(const std::string& action, const JobsFlags& f) {
   }
   fmt::print("{} worker(s); {} candidate(s) queued; {} re-dispatched after a lost worker; {} late duplicate(s) dropped\n",
              resp.workers_size(), resp.queued(), resp.redispatched(), resp.duplicates_dropped());
+  auto joined = [](const auto& names) {
+    std::string out;
+    for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+    return out;
+  };
   for (const v1::WorkerStatus& w : resp.workers()) {
-    if (w.missing_instructions().empty()) continue;
-    std::string missing;
-    for (const std::string& n : w.missing_instructions()) missing += (missing.empty() ? "" : ", ") + n;
-    fmt::print("worker {} (tunefarm {}) cannot replay {}: it is sent no candidate that uses them, and jobs on device "
-               "key {} search without them; upgrade it\n",
-               w.worker_id(), w.tunefarm_version().empty() ? "of unknown version" : w.tunefarm_version(), missing,
-               w.device_key());
+    const std::string version = w.tunefarm_version().empty() ? "of unknown version" : w.tunefarm_version();
+    if (!w.missing_instructions().empty()) {
+      fmt::print("worker {} (tunefarm {}) cannot replay {}: it is sent no candidate that uses them, and jobs on "
+                 "device key {} search without them; upgrade it\n",
+                 w.worker_id(), version, joined(w.missing_instructions()), w.device_key());
+    }
+    if (!w.missing_annotations().empty()) {
+      fmt::print("worker {} (tunefarm {}) lacks the loop annotations {}: it is sent no candidate that annotates "
+                 "with them, and jobs on device key {} search without them; upgrade it\n",
+                 w.worker_id(), version, joined(w.missing_annotations()), w.device_key());
+    }
   }
   return kExitOk;
 }

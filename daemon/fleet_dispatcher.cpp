@@ -2,7 +2,9 @@
 //   AddWorker / RemoveWorker / Touch / SilentWorkers -- worker lifecycle
 //   Measure                                         -- a job's batch, queued and awaited
 //   DispatchLocked / AnswerUnreplayableLocked        -- queue -> the least-loaded worker that replays the trace
-//   CommonInstructions / WorkerFingerprint / ServedKeys / WaitForWorker -- what the workers of a key are
+//                                                      (its instructions and loop annotation keys)
+//   CommonInstructions / CommonLoopAnnotations / WorkerFingerprint / ServedKeys / WaitForWorker
+//                                                   -- what the workers of a key are
 //   OtherKindWorker                                  -- a worker of the key that is not of a registrant's kind
 //   OnResults / AcceptLocked                         -- first result wins
 #include "tunefarm/daemon/fleet_dispatcher.h"
@@ -116,19 +118,37 @@ void FleetDispatcher::AcceptLocked(const std::string& worker_id, const MeasureRe
 
 namespace {
 
-// Whether `w` replays every instruction in `needs` (an empty list: no limit).
-bool Replays(const WorkerInfo& w, const std::set<std::string>& needs) {
-  if (w.trace_instructions.empty()) return true;
-  return std::all_of(needs.begin(), needs.end(), [&](const std::string& n) { return w.trace_instructions.count(n) > 0; });
+// Whether a worker that knows `known` knows every name in `needs` (`known`
+// empty: a worker made in this process, no limit).
+bool Knows(const std::set<std::string>& known, const std::set<std::string>& needs) {
+  return known.empty() || std::includes(known.begin(), known.end(), needs.begin(), needs.end());
 }
 
-// The instructions of a candidate's trace: its typed trace's when the tuner
-// handed one over, else its text's; none for the default schedule, and none
-// for text that does not parse (the worker answers that candidate).
-std::set<std::string> InstructionsOf(const MeasureInput& in) {
-  std::set<std::string> out;
+// Whether `w` replays a candidate's trace: its instructions and its loop
+// annotation keys.
+bool Replays(const WorkerInfo& w, const std::set<std::string>& instructions, const std::set<std::string>& annotations) {
+  return Knows(w.trace_instructions, instructions) && Knows(w.loop_annotations, annotations);
+}
+
+// What a candidate's trace needs a worker to replay: the instructions and the
+// keys of its `annotate`s, of its typed trace when the tuner handed one over,
+// else of its text; none for the default schedule, and none for text that
+// does not parse (the worker answers that candidate).
+struct TraceNeeds {
+  std::set<std::string> instructions, annotations;
+};
+
+TraceNeeds NeedsOf(const MeasureInput& in) {
+  TraceNeeds out;
   auto add = [&](const Trace& trace) {
-    for (const Instruction& inst : trace.instructions()) out.insert(inst.name);
+    for (const Instruction& inst : trace.instructions()) {
+      out.instructions.insert(inst.name);
+      // annotate(loop, "key", value): a worker's Annotate knows the key or fails the trace.
+      if (inst.kind == InstructionKind::kAnnotate && inst.args.size() > 1 &&
+          inst.args[1].kind == TraceArg::Kind::kString) {
+        out.annotations.insert(inst.args[1].ref);
+      }
+    }
   };
   if (in.trace) {
     add(*in.trace);
@@ -177,7 +197,7 @@ void FleetDispatcher::DispatchLocked(const std::string& device_key) {
     Outgoing* best = nullptr;
     for (Outgoing& o : out) {
       const int load = int(o.worker->in_flight.size()), cap = o.worker->info.max_in_flight;
-      if (load >= cap || !Replays(o.worker->info, p->second.needs)) continue;
+      if (load >= cap || !Replays(o.worker->info, p->second.needs, p->second.annotations)) continue;
       if (best == nullptr) {
         best = &o;
         continue;
@@ -206,18 +226,57 @@ void FleetDispatcher::DispatchLocked(const std::string& device_key) {
   AnswerUnreplayableLocked(device_key);
 }
 
+namespace {
+
+// Why no worker of `workers` replays a candidate: the first of its
+// instructions, then of its annotation keys, that none of them knows;
+// else (each known somewhere, never all in one) the first one some worker
+// lacks. For its error message: "the trace instruction 'pad_input'".
+std::string UnknownTo(const std::vector<const WorkerInfo*>& workers, const std::set<std::string>& instructions,
+                      const std::set<std::string>& annotations) {
+  struct Kind {
+    const char* what;
+    const std::set<std::string>& needs;
+    std::set<std::string> WorkerInfo::*known;
+  };
+  const Kind kinds[] = {{"trace instruction", instructions, &WorkerInfo::trace_instructions},
+                        {"loop annotation", annotations, &WorkerInfo::loop_annotations}};
+  auto lacks = [](const WorkerInfo* w, const Kind& k, const std::string& n) {
+    const std::set<std::string>& known = w->*k.known;
+    return !known.empty() && known.count(n) == 0;
+  };
+  for (bool by_all : {true, false}) {
+    for (const Kind& k : kinds) {
+      for (const std::string& n : k.needs) {
+        auto lacking = [&](const WorkerInfo* w) { return lacks(w, k, n); };
+        if (by_all ? std::all_of(workers.begin(), workers.end(), lacking)
+                   : std::any_of(workers.begin(), workers.end(), lacking)) {
+          return std::string(k.what) + " '" + n + "'";
+        }
+      }
+    }
+  }
+  return "trace";  // not reached: some worker lacks some name, or it would replay the trace
+}
+
+}  // namespace
+
 void FleetDispatcher::AnswerUnreplayableLocked(const std::string& device_key) {
-  std::vector<const Worker*> workers;
+  std::vector<const WorkerInfo*> workers;
+  std::string worker_ids;
   for (const auto& [id, w] : workers_) {
-    if (w->info.device_key == device_key) workers.push_back(w.get());
+    if (w->info.device_key != device_key) continue;
+    workers.push_back(&w->info);
+    worker_ids += (worker_ids.empty() ? "" : ", ") + id;
   }
   if (workers.empty()) return;  // no worker yet: candidates wait, as for any key
   const auto now = Clock::now();
   std::deque<std::string>& queue = queues_[device_key];
   for (auto it = queue.begin(); it != queue.end();) {
     auto p = pending_.find(*it);
-    if (p == pending_.end() || p->second.needs.empty() ||
-        std::any_of(workers.begin(), workers.end(), [&](const Worker* w) { return Replays(w->info, p->second.needs); })) {
+    if (p == pending_.end() || std::any_of(workers.begin(), workers.end(), [&](const WorkerInfo* w) {
+          return Replays(*w, p->second.needs, p->second.annotations);
+        })) {
       if (p != pending_.end()) p->second.unreplayable_since.reset();
       ++it;
       continue;
@@ -229,25 +288,16 @@ void FleetDispatcher::AnswerUnreplayableLocked(const std::string& device_key) {
       ++it;
       continue;
     }
-    // Name an instruction no connected worker replays.
-    std::string missing;
-    for (const std::string& n : p->second.needs) {
-      if (std::none_of(workers.begin(), workers.end(),
-                       [&](const Worker* w) { return w->info.trace_instructions.count(n) > 0; })) {
-        missing = n;
-        break;
-      }
-    }
-    if (missing.empty()) missing = *p->second.needs.begin();  // each known somewhere, never all in one
     MeasureResult& slot = p->second.batch->results[p->second.index];
     slot.candidate_id = p->second.input.candidate_id;
     slot.error = MeasureErrorKind::kInvalidCandidate;
-    slot.error_message = "no connected worker of device key '" + device_key + "' replays the trace instruction '" +
-                         missing + "' (" + std::to_string(workers.size()) + " connected, none for " +
+    slot.error_message = "no connected worker of device key '" + device_key + "' replays the " +
+                         UnknownTo(workers, p->second.needs, p->second.annotations) + " (" +
+                         std::to_string(workers.size()) + " connected: " + worker_ids + "; none for " +
                          (unreplayable_grace_ >= std::chrono::seconds(1)
                               ? std::to_string(unreplayable_grace_.count() / 1000) + " s"
                               : std::to_string(unreplayable_grace_.count()) + " ms") +
-                         "; a worker of an older tunefarm knows fewer instructions: upgrade it)";
+                         "; a worker of an older tunefarm knows fewer instructions and annotations: upgrade it)";
     slot.worker = "tuner";
     --p->second.batch->remaining;
     pending_.erase(p);
@@ -264,8 +314,8 @@ std::vector<MeasureResult> FleetDispatcher::Measure(const std::string& device_ke
   batch.remaining = inputs.size();
   batch.options = options;
   // Parsed before taking the lock: every worker's results wait on it.
-  std::vector<std::set<std::string>> needs;
-  for (const MeasureInput& in : inputs) needs.push_back(InstructionsOf(in));
+  std::vector<TraceNeeds> needs;
+  for (const MeasureInput& in : inputs) needs.push_back(NeedsOf(in));
   std::unique_lock<std::mutex> lock(mu_);
   auto& queue = queues_[device_key];
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -274,7 +324,8 @@ std::vector<MeasureResult> FleetDispatcher::Measure(const std::string& device_ke
     p.batch = &batch;
     p.index = i;
     p.device_key = device_key;
-    p.needs = std::move(needs[i]);
+    p.needs = std::move(needs[i].instructions);
+    p.annotations = std::move(needs[i].annotations);
     if (!pending_.emplace(inputs[i].candidate_id, std::move(p)).second) {
       // Two pending candidates with one id would share a result: refuse.
       batch.results[i].candidate_id = inputs[i].candidate_id;
@@ -336,10 +387,19 @@ std::optional<WorkerInfo> FleetDispatcher::DeviceKeyInfo(const std::string& devi
 }
 
 std::optional<std::set<std::string>> FleetDispatcher::CommonInstructions(const std::string& device_key) {
+  return CommonOf(device_key, &WorkerInfo::trace_instructions);
+}
+
+std::optional<std::set<std::string>> FleetDispatcher::CommonLoopAnnotations(const std::string& device_key) {
+  return CommonOf(device_key, &WorkerInfo::loop_annotations);
+}
+
+std::optional<std::set<std::string>> FleetDispatcher::CommonOf(const std::string& device_key,
+                                                               std::set<std::string> WorkerInfo::*field) {
   std::lock_guard<std::mutex> lock(mu_);
   std::optional<std::set<std::string>> common;
   for (const auto& [id, w] : workers_) {
-    const std::set<std::string>& known = w->info.trace_instructions;
+    const std::set<std::string>& known = w->info.*field;
     if (w->info.device_key != device_key || known.empty()) continue;
     if (!common) {
       common = known;

@@ -1,6 +1,6 @@
 // The Fleet service: worker sessions over one bidirectional stream each
 // (fleet_service.h; a session itself is fleet_session.cpp). Map:
-//   ValidateRegister / TraceInstructionsOf              -- what a registration must hold, and means
+//   ValidateRegister / TraceInstructionsOf / LoopAnnotationsOf -- what a registration must hold, and means
 //   Connect / AddSession / RemoveSession / SessionDone  -- the sessions the service knows
 //   MonitorLeases / Shutdown / ~FleetServiceImpl        -- ending silent sessions, and all of them
 #include "tunefarm/daemon/fleet_service.h"
@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "fleet_session.h"
+#include "tunefarm/compiler/ir/loop_annotations.h"
 #include "tunefarm/compiler/schedule/trace_instructions.h"
 #include "tunefarm/compiler/target.h"
 #include "tunefarm/daemon/log_service.h"
@@ -52,6 +53,13 @@ grpc::Status ValidateRegister(const v1::Register& reg) {
       return Invalid("register.trace_instructions[" + std::to_string(i) + "] must have 1 to 64 characters");
     }
   }
+  if (reg.loop_annotations_size() > 256) return Invalid("register.loop_annotations: at most 256");
+  for (int i = 0; i < reg.loop_annotations_size(); ++i) {
+    const std::string& k = reg.loop_annotations(i);
+    if (k.empty() || k.size() > 64) {
+      return Invalid("register.loop_annotations[" + std::to_string(i) + "] must have 1 to 64 characters");
+    }
+  }
   return grpc::Status::OK;
 }
 
@@ -61,6 +69,23 @@ std::set<std::string> TraceInstructionsOf(const v1::Register& reg) {
   // A worker from before Register listed its instructions replays a fixed
   // set, so that instructions added later are not taken to be known to it.
   return UnlistedWorkerInstructionNames();
+}
+
+const std::set<std::string>& UnlistedWorkerLoopAnnotations() {
+  // Written out, not derived from ir::kLoopAnnotations: it is what builds
+  // from before the list replay, and stays so whatever keys are added since.
+  // Without pragma_dot_product: a build from before it answers a trace that
+  // uses it "unknown annotation", and a worker that lists nothing cannot say
+  // whether it is one (builds between that key and the list are taken as
+  // older: they are sent no such candidate, rather than fail it).
+  static const std::set<std::string> kBeforeTheList = {ir::kAutoUnrollMaxStepAnnotation,
+                                                       ir::kUnrollExplicitAnnotation};
+  return kBeforeTheList;
+}
+
+std::set<std::string> LoopAnnotationsOf(const v1::Register& reg) {
+  std::set<std::string> out(reg.loop_annotations().begin(), reg.loop_annotations().end());
+  return out.empty() ? UnlistedWorkerLoopAnnotations() : out;
 }
 
 FleetServiceImpl::FleetServiceImpl(FleetDispatcher* dispatcher, rpc::ServerSecurity security, rpc::FleetLimits limits)

@@ -72,6 +72,7 @@ void FleetServiceImpl::Session::Register(bool ok) {
   info.fingerprint = FingerprintFromProto(reg.fingerprint());
   if (reg.targets_size() > 0) info.host_target = reg.targets(0);
   info.trace_instructions = TraceInstructionsOf(reg);
+  info.loop_annotations = LoopAnnotationsOf(reg);
   info.tunefarm_version = reg.tunefarm_version();
   // A test device of an older version does not say it is synthetic; its
   // device name and fingerprint do.

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "tunefarm/compiler/ir/loop_annotations.h"
 #include "tunefarm/compiler/target.h"
 #include "tunefarm/compiler/codegen/llvm/toolchain.h"
 #include "tunefarm/compiler/schedule/trace_instructions.h"
@@ -273,6 +274,40 @@ Status JobManager::Tune(Job& job) {
   return st;
 }
 
+namespace {
+
+// The instruction names and loop annotation keys every connected worker of
+// `device_key` replays, as the search takes them (TuneOptions::
+// replayable_instructions); unset when none of them is limited. Logs a
+// warning for each rule's instruction and each annotation one of them lacks.
+std::optional<std::set<std::string>> ReplayableByEveryWorker(FleetDispatcher& fleet, const std::string& id,
+                                                              const std::string& device_key) {
+  std::optional<std::set<std::string>> instructions = fleet.CommonInstructions(device_key);
+  std::optional<std::set<std::string>> annotations = fleet.CommonLoopAnnotations(device_key);
+  if (!instructions && !annotations) return std::nullopt;
+  std::set<std::string> out = instructions.value_or(
+      std::set<std::string>(ReplayedInstructionNames().begin(), ReplayedInstructionNames().end()));
+  for (InstructionKind rule : {InstructionKind::kPadInput, InstructionKind::kPadAxis, InstructionKind::kSplitPhases}) {
+    if (out.count(InstructionName(rule))) continue;
+    spdlog::warn("jobs: {}: a worker of device key {} runs an older tunefarm that cannot replay {}: "
+                 "this job's kernels are searched without it (upgrade the key's workers to search with it)",
+                 id, device_key, InstructionName(rule));
+  }
+  for (const char* key : ir::kLoopAnnotations) {
+    if (!annotations || annotations->count(key)) {
+      out.insert(key);
+      continue;
+    }
+    spdlog::warn("jobs: {}: a worker of device key {} runs an older tunefarm that cannot replay the loop "
+                 "annotation {}: this job's kernels are searched without it (upgrade the key's workers to "
+                 "search with it)",
+                 id, device_key, key);
+  }
+  return out;
+}
+
+}  // namespace
+
 TuneOptions JobManager::JobTuneOptions(const Job& job, const WorkerInfo& device, const Target& target,
                                        bool build_here) {
   const std::string& id = job.view.state.id;
@@ -290,13 +325,7 @@ TuneOptions JobManager::JobTuneOptions(const Job& job, const WorkerInfo& device,
   options.synthetic = device.synthetic;  // a test device's key: its records are never served
   // While a fleet is upgraded, some workers of the key may be older: the
   // search keeps to what every one of them replays.
-  options.replayable_instructions = fleet_->CommonInstructions(job.spec.device_key);
-  for (InstructionKind rule : {InstructionKind::kPadInput, InstructionKind::kPadAxis, InstructionKind::kSplitPhases}) {
-    if (!options.replayable_instructions || options.replayable_instructions->count(InstructionName(rule))) continue;
-    spdlog::warn("jobs: {}: a worker of device key {} runs an older tunefarm that cannot replay {}: "
-                 "this job's kernels are searched without it (upgrade the key's workers to search with it)",
-                 id, job.spec.device_key, InstructionName(rule));
-  }
+  options.replayable_instructions = ReplayableByEveryWorker(*fleet_, id, job.spec.device_key);
   // The records name the code generator that made the timed code: the
   // daemon's own when it builds the candidates.
   if (build_here && options.device_fingerprint) options.device_fingerprint->toolchain = CodegenToolchain();

@@ -2,6 +2,7 @@
 #include "tunefarm/daemon/tuner_service.h"
 
 #include "tunefarm/common/quote.h"
+#include "tunefarm/compiler/ir/loop_annotations.h"
 #include "tunefarm/compiler/schedule/trace.h"
 #include "tunefarm/database/database.h"
 
@@ -144,6 +145,11 @@ grpc::Status TunerServiceImpl::FleetStatus(grpc::ServerContext* context, const v
     if (!w.info.trace_instructions.empty()) {
       for (const std::string& n : ReplayedInstructionNames()) {
         if (!w.info.trace_instructions.count(n)) p->add_missing_instructions(n);
+      }
+    }
+    if (!w.info.loop_annotations.empty()) {
+      for (const char* key : ir::kLoopAnnotations) {
+        if (!w.info.loop_annotations.count(key)) p->add_missing_annotations(key);
       }
     }
   }

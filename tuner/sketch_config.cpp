@@ -4,6 +4,7 @@
 
 #include "sketch_knobs.h"
 
+#include "tunefarm/compiler/ir/loop_annotations.h"
 #include "tunefarm/compiler/schedule/trace_instructions.h"
 #include "tunefarm/tuner/sketch.h"
 #include "tunefarm/tuner/sketch_registry.h"
@@ -94,6 +95,8 @@ SketchRuleSet CpuSketchRules() {
     if (replayable && !replayable->count(InstructionName(InstructionKind::kPadInput))) config.pad_inputs = false;
     if (replayable && !replayable->count(InstructionName(InstructionKind::kPadAxis))) config.pad_vector_axis = false;
     if (replayable && !replayable->count(InstructionName(InstructionKind::kSplitPhases))) config.stride_phases = false;
+    // The set holds loop annotation keys too; the int8 dot products came with theirs.
+    if (replayable && !replayable->count(ir::kDotProductAnnotation)) config.int8_dot_product = false;
     return MakeCpuSketchPolicy(std::move(config));
   };
   return rules;

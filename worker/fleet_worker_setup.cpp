@@ -6,6 +6,7 @@
 #include <cstring>
 #include <thread>
 
+#include "tunefarm/compiler/ir/loop_annotations.h"
 #include "tunefarm/compiler/target.h"
 #include "tunefarm/compiler/target_fingerprint.h"
 #include "tunefarm/compiler/schedule/trace.h"
@@ -50,9 +51,11 @@ std::unique_ptr<v1::WorkerMessage> RegisterMessage(const FleetWorkerOptions& o, 
   reg->set_max_in_flight(o.max_in_flight);
   reg->set_tunefarm_version(TUNEFARM_VERSION);
   for (const std::string& target : device.targets(o.device)) reg->add_targets(target);
-  // What its runner replays, so that the daemon sends it only traces it can
-  // build, also while a fleet runs mixed versions.
+  // What its runner replays (instructions, and the keys `annotate` takes), so
+  // that the daemon sends it only traces it can build, also while a fleet
+  // runs mixed versions.
   for (const std::string& name : ReplayedInstructionNames()) reg->add_trace_instructions(name);
+  for (const char* key : ir::kLoopAnnotations) reg->add_loop_annotations(key);
   reg->set_synthetic(device.synthetic);
   // A board under qemu-user says so in its fingerprint (the lean worker's
   // ToHardwareFingerprint puts "-emulated" on the arch when

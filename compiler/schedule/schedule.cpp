@@ -343,8 +343,8 @@ Status Schedule::Bind(LoopRV loop, const std::string& thread_tag) {
 }
 
 Status Schedule::Annotate(LoopRV loop, const std::string& key, int64_t value) {
-  static const std::set<std::string> kKeys = {ir::kAutoUnrollMaxStepAnnotation, "pragma_unroll_explicit",
-                                              ir::kDotProductAnnotation};
+  // The list workers report to a tuner daemon: what replays here is what they say.
+  static const std::set<std::string> kKeys(std::begin(ir::kLoopAnnotations), std::end(ir::kLoopAnnotations));
   if (!kKeys.count(key)) return Status::InvalidArgument("annotate: unknown annotation '" + key + "'");
   if (value < 0) return Status::InvalidArgument("annotate: " + key + " must not be negative");
   TF_ASSIGN_OR_RETURN(Var v, ResolveLoop(loop));

@@ -28,6 +28,7 @@ namespace {
 
 using testing::Eventually;
 using RecordingWorker = testing::FakeWorker;
+using testing::BatchThread;
 
 std::set<std::string> AllInstructions() {
   return {ReplayedInstructionNames().begin(), ReplayedInstructionNames().end()};
@@ -68,34 +69,6 @@ MeasureResult Ok(const std::string& id) {
   r.repeat_seconds = {1e-3};
   return r;
 }
-
-// A batch measured on its own thread, abandoned and joined however the test
-// ends (a failed assertion must not leave a joinable thread or a hang).
-class BatchThread {
- public:
-  BatchThread(FleetDispatcher& fleet, std::vector<MeasureInput> inputs)
-      : thread_([this, &fleet, inputs = std::move(inputs)] {
-          results_ = fleet.Measure("cpu-x", inputs, {}, &abort_);
-          done_ = true;
-        }) {}
-  ~BatchThread() {
-    abort_ = true;
-    thread_.join();
-  }
-  bool done() const { return done_; }
-  // The batch's results once done(); empty when it was not done in time.
-  std::vector<MeasureResult> Results() {
-    if (!Eventually([&] { return done(); })) abort_ = true;
-    if (thread_.joinable()) thread_.join();
-    thread_ = std::thread([] {});
-    return results_;
-  }
-
- private:
-  std::atomic<bool> abort_{false}, done_{false};
-  std::vector<MeasureResult> results_;
-  std::thread thread_;
-};
 
 // With `typed`, each input also carries its trace as an object, as the
 // tuning loop's do: the dispatcher routes by it without parsing the text.

@@ -205,8 +205,8 @@ TEST_F(FleetCli, ClientMistakesGetClearMessages) {
 
 // While a fleet is upgraded: a worker of a version that does not list the
 // instructions it replays (a raw Register without them, as such a worker
-// sends) is named by `fleet status` with what it cannot replay; an
-// up-to-date worker is not.
+// sends) is named by `fleet status` with what it cannot replay, instructions
+// and loop annotations; an up-to-date worker is not.
 TEST_F(FleetCli, FleetStatusNamesAnOlderWorkerAndWhatItCannotReplay) {
   WorkerOptions wo;
   wo.tls = false;
@@ -259,6 +259,14 @@ TEST_F(FleetCli, FleetStatusNamesAnOlderWorkerAndWhatItCannotReplay) {
                                                        "replay pad_input, pad_axis, split_phases: .* upgrade it")))
       << fleet.text;
   EXPECT_EQ(fleet.text.find("cannot replay", fleet.text.find("cannot replay") + 1), std::string::npos)
+      << "only the older worker is named: " << fleet.text;
+  // Nor does it list the loop annotation keys it knows: it is taken to know
+  // those from before the int8 dot products.
+  const std::regex lacks_dot("worker old-board/test#[0-9]+ \\(tunefarm 0\\.0\\.9\\) lacks the loop annotations "
+                             "[^:]*pragma_dot_product[^:]*: .* upgrade it");
+  EXPECT_TRUE(std::regex_search(fleet.text, lacks_dot)) << fleet.text;
+  EXPECT_EQ(fleet.text.find("lacks the loop annotations", fleet.text.find("lacks the loop annotations") + 1),
+            std::string::npos)
       << "only the older worker is named: " << fleet.text;
 }
 

@@ -2,8 +2,11 @@
 // the build tree's runner, and the TEST ONLY fault injection (a crashing
 // candidate is a runtime error; the worker keeps serving on the same stream).
 #include <algorithm>
+#include <iterator>
+#include <set>
 
 #include "fake_fleet.h"
+#include "tunefarm/compiler/ir/loop_annotations.h"
 #include "tunefarm/compiler/schedule/trace.h"
 #include "worker_test_util.h"
 
@@ -66,6 +69,11 @@ TEST(FleetWorkerCpuTest, MeasuresARealMatmul) {
     EXPECT_EQ(reg.trace_instructions_size(), int(ReplayedInstructionNames().size()));
     EXPECT_NE(std::find(reg.trace_instructions().begin(), reg.trace_instructions().end(), "pad_input"),
               reg.trace_instructions().end());
+    // And every loop annotation key, so that it is sent int8 dot products.
+    EXPECT_EQ(std::set<std::string>(reg.loop_annotations().begin(), reg.loop_annotations().end()),
+              std::set<std::string>(std::begin(ir::kLoopAnnotations), std::end(ir::kLoopAnnotations)));
+    EXPECT_NE(std::find(reg.loop_annotations().begin(), reg.loop_annotations().end(), "pragma_dot_product"),
+              reg.loop_annotations().end());
     EXPECT_EQ(reg.fingerprint().toolchain().rfind("llvm-", 0), 0u);
     for (const char* id : {"default", "vec"}) {
       const v1::MeasureResult* r = Find(*tuner.fleet, id);

@@ -19,12 +19,14 @@
 //
 // Workers of one key may run different tunefarm versions while a fleet is
 // upgraded: a candidate is sent only to a worker that replays every
-// instruction of its trace (WorkerInfo::trace_instructions). One that no
-// connected worker of its key replays waits `unreplayable_grace` for one
-// (an upgraded worker restarting, say), then is answered invalid_candidate
-// naming the instruction, rather than holding its job forever. Jobs keep such
-// candidates out of the search from the start (CommonInstructions at job
-// start, MakeSketchPolicy), so this answer is for workers that left mid-job.
+// instruction of its trace and every loop annotation key it annotates with
+// (WorkerInfo::trace_instructions, loop_annotations). One that no connected
+// worker of its key replays waits `unreplayable_grace` for one (an upgraded
+// worker restarting, say), then is answered invalid_candidate naming the
+// instruction or annotation and the workers, rather than holding its job
+// forever. Jobs keep such candidates out of the search from the start
+// (CommonInstructions and CommonLoopAnnotations at job start,
+// MakeSketchPolicy), so this answer is for workers that left mid-job.
 //
 // Thread safety: every method may be called from any thread; state is guarded
 // by one mutex. SendFn is called with that mutex held and must not block or
@@ -62,6 +64,10 @@ struct WorkerInfo {
   // Empty: no limit (a worker made in this process). The fleet service fills
   // it for every worker that dials in, an older worker's included.
   std::set<std::string> trace_instructions;
+  // Loop annotation keys the worker replays in `annotate`: likewise, a
+  // candidate goes only to workers that know every key its trace annotates
+  // with. Empty: no limit (a worker made in this process).
+  std::set<std::string> loop_annotations;
   std::string tunefarm_version;  // as the worker reported it
   // The worker's device invents its times (a test device): its results are
   // recorded as synthetic, never ranked or served (database record.h).
@@ -142,6 +148,9 @@ class FleetDispatcher {
   // The instructions every connected worker of `device_key` replays; nullopt
   // when none of them is limited (or none is connected).
   std::optional<std::set<std::string>> CommonInstructions(const std::string& device_key);
+  // The loop annotation keys every connected worker of `device_key`
+  // replays; nullopt when none of them is limited (or none is connected).
+  std::optional<std::set<std::string>> CommonLoopAnnotations(const std::string& device_key);
   // The fingerprint a worker reported when it registered (MeasureResult::
   // worker names it); still known after the worker left, since its results
   // may be recorded later. nullopt for an id never registered.
@@ -155,7 +164,10 @@ class FleetDispatcher {
     size_t index = 0;
     std::string device_key;
     std::set<std::string> holders;  // workers it is in flight on
-    std::set<std::string> needs;    // instructions of its trace (empty: default schedule, or a trace that does not parse)
+    // What its trace needs a worker to replay (both empty: default schedule,
+    // or a trace that does not parse).
+    std::set<std::string> needs;        // instructions
+    std::set<std::string> annotations;  // loop annotation keys of its `annotate`s
     std::optional<Clock::time_point> unreplayable_since;  // set while no connected worker replays it
   };
   struct Worker {
@@ -170,9 +182,14 @@ class FleetDispatcher {
   void DispatchLocked(const std::string& device_key);
   // Answers queued candidates that no connected worker of the key has
   // replayed for unreplayable_grace_ (invalid_candidate naming the
-  // instruction), when one is connected; starts the grace of the others.
+  // instruction or annotation), when one is connected; starts the grace of
+  // the others.
   void AnswerUnreplayableLocked(const std::string& device_key);
   void AcceptLocked(const std::string& worker_id, const MeasureResult& result);
+  // What every connected worker of the key knows of `field`; nullopt when
+  // none is limited.
+  std::optional<std::set<std::string>> CommonOf(const std::string& device_key,
+                                                std::set<std::string> WorkerInfo::*field);
 
   const std::chrono::milliseconds unreplayable_grace_;
   std::mutex mu_;

@@ -73,5 +73,13 @@ grpc::Status ValidateRegister(const v1::Register& reg);
 // for a worker of a version that lists none, those such versions replay
 // (UnlistedWorkerInstructionNames, compiler/schedule/trace_instructions.h).
 std::set<std::string> TraceInstructionsOf(const v1::Register& reg);
+// The loop annotation keys a worker that lists none replays: a tunefarm from
+// before Register.loop_annotations, fixed to what that version's Annotate
+// accepted, so that keys added later (pragma_dot_product on) are not taken to
+// be known to it.
+const std::set<std::string>& UnlistedWorkerLoopAnnotations();
+// The loop annotation keys a registering worker replays: those it lists, or,
+// for a worker that lists none, UnlistedWorkerLoopAnnotations().
+std::set<std::string> LoopAnnotationsOf(const v1::Register& reg);
 
 }  // namespace tunefarm::daemon

@@ -125,10 +125,11 @@ std::unique_ptr<SketchPolicy> MakeCpuSketchPolicy(CpuSketchConfig config = {});
 // (SketchRegistry::BuiltIn, sketch_registry.h: "llvm" gets the CPU rules),
 // with their knobs' file from `config_dir`/sketch/ when it is there, else
 // the built-in defaults. InvalidArgument naming the kind and the registered
-// ones for a kind without rules. With `replayable` (the instructions the
-// measuring workers replay) lacking pad_input, the padding rule is off;
-// every other rule writes instructions that workers have replayed from the
-// first version on.
+// ones for a kind without rules. With `replayable` (the instructions and
+// loop annotation keys the measuring workers replay) lacking pad_input, the
+// padding rule is off, and lacking pragma_dot_product, the int8 dot
+// products; every other rule writes instructions and keys that workers have
+// replayed from the first version on.
 Result<std::unique_ptr<SketchPolicy>> MakeSketchPolicy(const Target& target, const std::string& config_dir,
                                                        const std::set<std::string>* replayable = nullptr);
 

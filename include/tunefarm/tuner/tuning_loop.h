@@ -62,9 +62,11 @@ struct TuneOptions {
   MeasureOptions measure;
   uint64_t seed = 1;
   std::string config_dir;     // sketch rule sets (configs/)
-  // The instructions every measuring worker replays (FleetDispatcher::
-  // CommonInstructions, read at job start); unset: any. Without pad_input
-  // the padding rule is off (MakeSketchPolicy).
+  // The instruction names, and loop annotation keys (no instruction shares a
+  // name with one), every measuring worker replays (FleetDispatcher::
+  // CommonInstructions and CommonLoopAnnotations, read at job start); unset:
+  // any. Without pad_input the padding rule is off, without
+  // pragma_dot_product the int8 dot products (MakeSketchPolicy).
   std::optional<std::set<std::string>> replayable_instructions;
   // Records of other workloads (same target and device) the cost model learns
   // from before the first batch; 0 turns transfer off.

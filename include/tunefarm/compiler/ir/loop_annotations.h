@@ -20,4 +20,19 @@ inline constexpr const char* kAutoUnrollMaxStepAnnotation = "pragma_auto_unroll_
 inline constexpr const char* kDotProductAnnotation = "pragma_dot_product";
 inline constexpr int64_t kDotProductSteps = 4;
 
+// Asks the code generator to unroll the loop's body explicitly; accepted and
+// kept on the loop.
+inline constexpr const char* kUnrollExplicitAnnotation = "pragma_unroll_explicit";
+
+// Every key Schedule::Annotate accepts, and so every key a trace's `annotate`
+// replays in this build: the one list. A measurement worker reports it when it
+// joins a tuner daemon (fleet.proto, Register.loop_annotations), so that a
+// trace with a key it lacks goes only to a worker that has it. A new
+// annotation's key goes here too, at the end; Annotate rejects a key off it.
+inline constexpr const char* kLoopAnnotations[] = {
+    kAutoUnrollMaxStepAnnotation,
+    kUnrollExplicitAnnotation,
+    kDotProductAnnotation,
+};
+
 }  // namespace tunefarm::ir
