@@ -11,6 +11,7 @@
 #include "sketch_cuda_cross_thread.h"
 #include "sketch_cuda_operand_layout.h"
 #include "tunefarm/compiler/ir/ir_visitor.h"
+#include "tunefarm/compiler/ir/loop_annotations.h"
 
 namespace tunefarm::tuner {
 
@@ -212,17 +213,19 @@ class CudaSketchPolicy : public SketchPolicy {
     handled->insert(write_back_name);
     if (!copies.empty()) {
       // Without a reduction loop the copies are made once per thread tile.
-      const LoopRV stage_loop = r_tiles[0].empty() ? tx : r_tiles[0].back();
+      LoopRV stage_loop = r_tiles[0].empty() ? tx : r_tiles[0].back();
+      TF_ASSIGN_OR_RETURN(bool doubled, SampleDoubleBuffer(sch, r_tiles[0], &stage_loop));
       TF_RETURN_IF_ERROR(StageInputs(sch, copies, stage_loop, threads, failed_input, handled));
       std::vector<BlockRV> staged;
       for (const auto& copy : copies) staged.push_back(copy.second);
       TF_RETURN_IF_ERROR(PackSharedOperands(sch, name, staged, runs));
       // Checked here, not when built: a draw over the limit costs a draw,
-      // not a trial.
-      const int64_t shared = SharedBytes(sch.func(), *handled);
+      // not a trial. A double-buffered stage takes its tiles twice.
+      const int64_t shared = SharedBytes(sch.func(), *handled) * (doubled ? 2 : 1);
       if (shared > config_.max_shared_bytes) {
         return Status::FailedPrecondition("tile " + name + ": " + std::to_string(shared) + " bytes of shared memory");
       }
+      if (doubled) TF_RETURN_IF_ERROR(sch.Annotate(stage_loop, ir::kDoubleBufferAnnotation, 1));
     }
     TF_ASSIGN_OR_RETURN(ValueRV unroll, sch.SampleCategorical(config_.unroll_steps,
                                                               std::vector<double>(config_.unroll_steps.size(), 1.0)));
@@ -256,6 +259,26 @@ class CudaSketchPolicy : public SketchPolicy {
     TF_ASSIGN_OR_RETURN(std::vector<ValueRV> r, sch.SamplePerfectTile(outer_stage[1], 2, config_.max_innermost_tile));
     TF_ASSIGN_OR_RETURN(std::vector<LoopRV> stage, sch.Split(outer_stage[1], {r[0], r[1]}));
     return std::vector<LoopRV>{outer_stage[0], stage[0], stage[1]};
+  }
+
+  // Whether the shared-memory stage is double-buffered (LowerForCuda's
+  // InjectDoubleBuffers: the next tile's fetch overlaps this tile's math), a
+  // sampled decision where the outer reduction tiles make two stages or more.
+  // Several outer reduction loops (a convolution's channels and window) are
+  // fused into one stage loop first, so that the pipeline runs across all of
+  // them rather than only along the innermost, often of extent 1.
+  Result<bool> SampleDoubleBuffer(Schedule& sch, const std::vector<LoopRV>& outer_reduce, LoopRV* stage_loop) const {
+    if (!config_.double_buffer || outer_reduce.empty()) return false;
+    int64_t stages = 1;
+    for (LoopRV l : outer_reduce) {
+      TF_ASSIGN_OR_RETURN(int64_t extent, sch.LoopExtent(l));
+      stages *= extent;
+    }
+    if (stages < 2) return false;
+    TF_ASSIGN_OR_RETURN(ValueRV choice, sch.SampleCategorical({0, 1}, {1.0, 1.0}));
+    if (sch.Get(choice) == 0) return false;
+    TF_ASSIGN_OR_RETURN(*stage_loop, FuseAll(sch, outer_reduce));
+    return true;
   }
 
   // Threads per block within the knobs' limits; fewer than a warp only

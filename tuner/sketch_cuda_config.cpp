@@ -3,6 +3,7 @@
 #include <set>
 
 #include "sketch_knobs.h"
+#include "tunefarm/compiler/ir/loop_annotations.h"
 #include "tunefarm/tuner/sketch_cuda.h"
 
 namespace tunefarm::tuner {
@@ -13,7 +14,7 @@ Result<CudaSketchConfig> LoadCudaSketchConfig(const std::string& path) {
       "max_thread_tile",       "max_thread_work",       "max_reduce_tile",    "max_innermost_tile",
       "shared_inputs",         "fetch_vector_lanes",    "unroll_steps",       "elementwise_threads",
       "inline_elementwise",    "fuse_epilogue",         "cross_thread_reduction", "cross_thread_min_reduce",
-      "cross_thread_max_outputs_per_reduce"};
+      "cross_thread_max_outputs_per_reduce", "double_buffer"};
   TF_ASSIGN_OR_RETURN(KnobsFile file, KnobsFile::Read(path, kKeys));
   CudaSketchConfig c;
   TF_RETURN_IF_ERROR(file.GetInt("max_threads_per_block", 1, 1024, &c.max_threads_per_block));
@@ -25,6 +26,7 @@ Result<CudaSketchConfig> LoadCudaSketchConfig(const std::string& path) {
   TF_RETURN_IF_ERROR(file.GetInt("max_reduce_tile", 1, 4096, &c.max_reduce_tile));
   TF_RETURN_IF_ERROR(file.GetInt("max_innermost_tile", 1, 1024, &c.max_innermost_tile));
   TF_RETURN_IF_ERROR(file.GetBool("shared_inputs", &c.shared_inputs));
+  TF_RETURN_IF_ERROR(file.GetBool("double_buffer", &c.double_buffer));
   TF_RETURN_IF_ERROR(file.GetBool("inline_elementwise", &c.inline_elementwise));
   TF_RETURN_IF_ERROR(file.GetBool("fuse_epilogue", &c.fuse_epilogue));
   TF_RETURN_IF_ERROR(file.GetBool("cross_thread_reduction", &c.cross_thread_reduction));
@@ -44,11 +46,14 @@ SketchRuleSet CudaSketchRules() {
   SketchRuleSet rules;
   rules.config_file = "cuda.toml";
   rules.make = [](const Target&, const std::string& config_path,
-                  const std::set<std::string>*) -> Result<std::unique_ptr<SketchPolicy>> {
+                  const std::set<std::string>* replayable) -> Result<std::unique_ptr<SketchPolicy>> {
     CudaSketchConfig config;
     if (!config_path.empty()) {
       TF_ASSIGN_OR_RETURN(config, LoadCudaSketchConfig(config_path));
     }
+    // Workers from before the double-buffered stage answer its annotation
+    // "unknown": the rule draws no such program for them.
+    if (replayable && !replayable->count(ir::kDoubleBufferAnnotation)) config.double_buffer = false;
     return MakeCudaSketchPolicy(std::move(config));
   };
   return rules;

@@ -9,6 +9,7 @@
 
 #include "codegen_cuda_internal.h"
 #include "tunefarm/compiler/ir/simplify.h"
+#include "tunefarm/compiler/lower/inject_double_buffer.h"
 #include "tunefarm/compiler/lower/insert_gpu_barriers.h"
 #include "tunefarm/compiler/lower/lower_blocks.h"
 #include "tunefarm/compiler/lower/lower_cross_thread_reduction.h"
@@ -28,6 +29,7 @@ Result<PrimFunc> LowerForCuda(const PrimFunc& scheduled, const GpuLimits& limits
   out.body = UnrollLoops(out.body);
   out.body = Simplify(out.body);
   out.body = InsertGpuBarriers(out.body);
+  TF_ASSIGN_OR_RETURN(out.body, InjectDoubleBuffers(out.body));
   TF_RETURN_IF_ERROR(VerifyGpuBindings(out, limits));
   return out;
 }

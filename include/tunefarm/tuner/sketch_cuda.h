@@ -9,7 +9,11 @@
 //      back per thread, with a fusible element-wise consumer (bias, relu)
 //      inlined into the write-back; every input staged in shared memory per
 //      outer reduction tile, fetched by all threads of the block together,
-//      in vectors of a sampled width; an auto-unroll depth sampled;
+//      in vectors of a sampled width; where the outer reduction tiles make
+//      two stages or more, whether the stage is double-buffered (sampled;
+//      the outer reduction loops fused into one, annotated
+//      kDoubleBufferAnnotation, its tiles counted twice against the shared
+//      memory limit); an auto-unroll depth sampled;
 //   2b. where a reduction is long and its spatial work little (softmax and
 //      norm rows, batch-1 dense; OffersCrossThread), a sampled choice beside
 //      rule 2: cross-thread reduction, the reduction split over the threads
@@ -46,6 +50,7 @@ struct CudaSketchConfig {
   int64_t max_reduce_tile = 32;          // a reduction loop's part per shared-memory stage, at most
   int64_t max_innermost_tile = 64;       // innermost spatial and reduction tiles, at most
   bool shared_inputs = true;             // stage the reduction's inputs in shared memory
+  bool double_buffer = true;             // sample double-buffering the shared stage (two stages or more)
   std::vector<int64_t> fetch_vector_lanes = {1, 2, 4};  // cooperative fetch vector widths
   std::vector<int64_t> unroll_steps = {0, 16, 64, 512, 1024};  // pragma_auto_unroll_max_step
   std::vector<int64_t> elementwise_threads = {64, 128, 256, 512, 1024};  // rule 3's block sizes

@@ -24,6 +24,13 @@ inline constexpr int64_t kDotProductSteps = 4;
 // kept on the loop.
 inline constexpr const char* kUnrollExplicitAnnotation = "pragma_unroll_explicit";
 
+// On the serial loop around a shared-memory stage (a GPU reduction's outer
+// reduction loop, whose body first fetches tiles into shared buffers, then
+// computes on them): with a value of 1, LowerForCuda double-buffers the
+// stage (lower/inject_double_buffer.h): the fetch of the next iteration's
+// tile overlaps the computation on this one. The GPU sketch rules sample it.
+inline constexpr const char* kDoubleBufferAnnotation = "software_pipeline_double_buffer";
+
 // Every key Schedule::Annotate accepts, and so every key a trace's `annotate`
 // replays in this build: the one list. A measurement worker reports it when it
 // joins a tuner daemon (fleet.proto, Register.loop_annotations), so that a
@@ -33,6 +40,7 @@ inline constexpr const char* kLoopAnnotations[] = {
     kAutoUnrollMaxStepAnnotation,
     kUnrollExplicitAnnotation,
     kDotProductAnnotation,
+    kDoubleBufferAnnotation,
 };
 
 }  // namespace tunefarm::ir

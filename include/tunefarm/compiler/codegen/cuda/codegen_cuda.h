@@ -48,7 +48,11 @@ namespace tunefarm::cuda {
 //   3. UnrollLoops: small loops under "pragma_auto_unroll_max_step" unroll.
 //   4. Simplify.
 //   5. InsertGpuBarriers: __syncthreads where threads share memory.
-//   6. VerifyGpuBindings (default limits): InvalidArgument when the program
+//   6. InjectDoubleBuffers: the shared-memory stages of loops annotated
+//      kDoubleBufferAnnotation doubled, the next tile fetched through
+//      registers during the computation, one barrier per iteration
+//      (inject_double_buffer.h).
+//   7. VerifyGpuBindings (default limits): InvalidArgument when the program
 //      cannot run as CUDA kernels.
 Result<ir::PrimFunc> LowerForCuda(const ir::PrimFunc& scheduled);
 // The same, checked against `limits` (GpuLimitsFor a target: more shared
