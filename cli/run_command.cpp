@@ -18,12 +18,14 @@
 
 #include "commands.h"
 #include "kernel_runner.h"
+#include "run_cuda.h"
 #include "tunefarm/compiler/interpreter/interpreter.h"
 #include "tunefarm/compiler/lower/lower.h"
 #include "tunefarm/compiler/codegen/llvm/toolchain.h"
 #include "tunefarm/compiler/workload/workload_parser.h"
 #include "tunefarm/compiler/workload/workload_shrink.h"
 #include "tunefarm/runtime/runtime.h"
+#include "tunefarm/worker/cuda_device.h"
 
 namespace tunefarm::cli {
 
@@ -42,6 +44,7 @@ struct RunOptions {
   uint64_t seed = 42;
   std::string db;         // --db: run the log's best schedule
   std::string system_db;  // --system-db
+  int gpu = 0;            // --gpu: for a cuda target, this machine's GPU N
 };
 
 // The largest difference of `f`'s outputs in `got` from those in `want`;
@@ -100,7 +103,8 @@ int Run(const RunOptions& o) {
     fmt::print(stderr, "error: {}\n", target.status().message());
     return kExitUserError;
   }
-  if (!target->is_host()) {
+  const bool on_gpu = target->kind == "cuda";  // run by the runner on a GPU of this machine (run_cuda.h)
+  if (!on_gpu && !target->is_host()) {
     fmt::print(stderr, "error: target '{}' cannot run on this machine; use `tunefarm compile` to build for it\n",
                o.target);
     return kExitUserError;
@@ -111,7 +115,7 @@ int Run(const RunOptions& o) {
   fmt::print("workload  {} ({})  hash {}  {:.3f} GFLOP per run\n", w.name, ParamsString(w), StructuralHashHex(w),
              flops / 1e9);
   fmt::print("target    {}\n", target->ToString());
-  fmt::print("threads   {}\n", tunefarm_get_num_threads());
+  if (!on_gpu) fmt::print("threads   {}\n", tunefarm_get_num_threads());
 
   auto default_func = LowerToPrimFunc(w);
   if (!default_func.ok()) {
@@ -137,11 +141,17 @@ int Run(const RunOptions& o) {
       fmt::print("schedule  tuned: record #{} of the {} log ({} match), {:.4f} ms{} measured on {} ({:.2f} GFLOP/s)\n",
                  r.id, database::LayerName(logged->layer), database::FallbackLevelName(logged->level),
                  logged_sec * 1e3, measurements, r.target.fingerprint.arch, flops / logged_sec / 1e9);
-      if (r.target.fingerprint.toolchain != CodegenToolchain()) {
+      const std::string toolchain = on_gpu ? CudaToolchain() : CodegenToolchain();
+      if (r.target.fingerprint.toolchain != toolchain) {
         fmt::print("          timed with code of toolchain '{}'; this build's is '{}'\n", r.target.fingerprint.toolchain,
-                   CodegenToolchain());
+                   toolchain);
       }
     }
+  }
+  if (on_gpu) {
+    GpuRunOptions gpu_options{o.gpu, o.repeat, o.min_repeat_ms, o.check != "none", o.seed};
+    return RunOnGpu(w, *target, logged ? logged->record.trace : std::string(),
+                    logged ? std::optional<double>(*logged->record.RankSec()) : std::nullopt, gpu_options);
   }
   const char* which = logged ? "tuned schedule" : "default schedule";
   auto t0 = std::chrono::steady_clock::now();
@@ -235,13 +245,17 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
       "With --db, it runs the log's best schedule instead: the record `tunefarm compile --db`\n"
       "builds, with this build's code. It prints the record's logged time next to today's,\n"
       "so a stale time (another toolchain, a slower or faster machine state) shows.\n\n"
+      "With --target \"cuda -arch=sm_90\" it runs on this machine's GPU (--gpu N) as a tuning\n"
+      "candidate is measured: built with NVRTC, checked against the reference by the runner\n"
+      "(--check none skips it), timed in groups; the default is the default GPU program.\n\n"
       "Examples:\n"
       "  tunefarm run configs/workloads/gmm_512.tf\n"
-      "  tunefarm run configs/workloads/gmm_512.tf --db tunefarm.db --threads 1");
+      "  tunefarm run configs/workloads/gmm_512.tf --db tunefarm.db --threads 1\n"
+      "  tunefarm run configs/workloads/gmm_1024.tf --target \"cuda -arch=sm_90\" --db gpu.db");
   cmd->add_option("workload", options->workload_path, "Workload file, e.g. configs/workloads/gmm_1024.tf")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("--target", options->target, "Target to compile for (must run here)")->capture_default_str();
+  cmd->add_option("--target", options->target, "Target to compile for (must run here: this CPU, or a GPU of this machine)")->capture_default_str();
   cmd->add_option("--set", options->overrides, "Override a shape parameter, e.g. --set M=256 (repeatable)");
   cmd->add_option("--threads", options->threads, "Threads for parallel loops (default: all cores)");
   cmd->add_option("--repeat", options->repeat, "Timed repeat groups")->capture_default_str()->check(CLI::Range(1, 1000));
@@ -253,6 +267,9 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"auto", "full", "none"}));
   cmd->add_option("--seed", options->seed, "Seed of the random inputs")->capture_default_str();
   cmd->add_option("--db", options->db, "Tuning log: run its best schedule for the workload and --target");
+  cmd->add_option("--gpu", options->gpu, "For a cuda target: the GPU of this machine that runs it (the driver's ordinal)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--system-db", options->system_db,
                   "Read-only system log under the user's (default: the installed one, if any)");
   cmd->callback([options, exit_code] { *exit_code = Run(*options); });

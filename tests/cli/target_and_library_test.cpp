@@ -55,6 +55,17 @@ TEST_F(TargetAndLibraryTest, TuningForCudaWithoutAGpuSaysSo) {
   EXPECT_FALSE(fs::exists(P("gpu.db"))) << "tune opened a log for a GPU it does not have";
 }
 
+// `run` with a cuda target runs on this machine's GPU, as `tune` does: where
+// there is none, it says so and exits 1.
+TEST_F(TargetAndLibraryTest, RunningForCudaWithoutAGpuSaysSo) {
+  if (fs::exists("/dev/nvidiactl")) GTEST_SKIP() << "this machine has an NVIDIA GPU";
+  auto run = RunTunefarm("run " + P("mm.tf") + " --target 'cuda -arch=sm_90' --gpu 1");
+  EXPECT_EQ(run.code, 1) << run.text;
+  EXPECT_NE(run.text.find("error: target 'cuda -arch=sm_90' runs on this machine's GPU 1, and there is none"),
+            std::string::npos)
+      << run.text;
+}
+
 // A workload file has shapes, no weight values: --embed-weights on one is
 // refused, naming the file, and writes nothing.
 TEST_F(TargetAndLibraryTest, EmbeddingWeightsOfAWorkloadFileIsRefused) {
