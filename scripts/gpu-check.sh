@@ -11,8 +11,10 @@
 #
 # Writes to OUT_DIR (few files, as a lent machine sends back few):
 # fingerprint.txt (the device), torch.tsv (the vendor libraries),
-# summary.tsv (the table: tunefarm's best GFLOP/s over the vendor's, a row
-# as each workload is done), gpu.db (the tuning log) and logs.tar.gz (each
+# variants.txt (bench/cuda/gemm_variants.sh: GEMM kernels with and without
+# the packing and double-buffering rules), summary.tsv (the table:
+# tunefarm's best GFLOP/s over the vendor's, a row as each workload is
+# done), gpu.db (the tuning log) and logs.tar.gz (each
 # tuning run's log, the runner's GPU tests, the vendor timings' log).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -46,6 +48,10 @@ TUNEFARM_RUNNER="$bundle/bin/tunefarm-runner" timeout 120 "$bundle/bin/tunefarm_
 echo "   exit $?"; grep -E "^\[ +(OK|FAILED|SKIPPED) +\]|us per run|runner" "$logs/worker_gpu_tests.log" | head -20
 
 target="cuda -arch=sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d '.')"
+# The 2026-11-28 check's best GEMM kernels, plain, packed and double-buffered
+# (about a minute): what each GPU rule is worth on the same tiling.
+echo "== the best GEMM kernels with and without the packing and double-buffering rules"
+bash bench/cuda/gemm_variants.sh "$tf" "$out/variants.txt" "${target#cuda -arch=}"
 # workload file, overrides, trials, seconds at most (the times keep the
 # whole check about 8 minutes on an H100; a run stopped by its time prints
 # its best so far)
