@@ -3,7 +3,8 @@
 # toolkit (and none of Debian's libraries), tunes the suite's GPU workloads
 # with tunefarm, checks every kernel against the reference, and times the
 # best beside PyTorch (cuBLAS with TF32 off, cuDNN, softmax and layer_norm)
-# in the same run. One command, about 8 minutes with the default budgets.
+# in the same run. One command, about 9 minutes with the default budgets
+# (use a PERCENT of 75 where 8 minutes of device time are left).
 #
 #   scripts/gpu-bundle.sh                  # here: packs .gpu/tunefarm-bundle.tar.xz
 #   scripts/gpu-check.sh OUT_DIR [quick|PERCENT]   # there; quick: a tenth of the trials;
