@@ -109,18 +109,18 @@ TEST(ModelPeerTest, TheImportersOtherFormsComputeTheirDefaultPrograms) {
        "workload t() {\n  X = input f32[1, 4, 7, 7]\n  W = input const f32[6, 2, 3, 3]\n"
        "  acc[n: 1, k: 6, h: 7, w: 7] = sum(c: 2, r: 3, s: 3) select(h + r * 2 - 2 >= 0 && h + r * 2 - 2 < 7 && "
        "(w + s * 2 - 2 >= 0 && w + s * 2 - 2 < 7), X[n, k / 3 * 2 + c, h + r * 2 - 2, w + s * 2 - 2], 0.0) * W[k, c, r, s]\n"
-       "  out[o0: 1, o1: 6, o2: 7, o3: 7] = select(acc[0, o1, o2, o3] > 0.0, acc[0, o1, o2, o3], acc[0, o1, o2, o3] * 0.1)\n"
+       "  out[o0: 1, o1: 6, o2: 7, o3: 7] = select(acc[o0, o1, o2, o3] > 0.0, acc[o0, o1, o2, o3], acc[o0, o1, o2, o3] * 0.1)\n"
        "  output out\n}\n"},
       // A residual as large as the output, handed to oneDNN in the layout it chose for the output.
       {"conv2d", "workload t() {\n  X = input f32[1, 16, 4, 4]\n  W = input const f32[32, 16, 1, 1]\n"
                  "  B = input const f32[32]\n  x = input f32[1, 32, 4, 4]\n"
                  "  acc[n: 1, k: 32, h: 4, w: 4] = sum(c: 16, r: 1, s: 1) X[n, c, h + r, w + s] * W[k, c, r, s]\n"
-                 "  out[o0: 1, o1: 32, o2: 4, o3: 4] = max(acc[0, o1, o2, o3] + B[o1] + x[0, o1, o2, o3], 0.0)\n"
+                 "  out[o0: 1, o1: 32, o2: 4, o3: 4] = max(acc[o0, o1, o2, o3] + B[o1] + x[o0, o1, o2, o3], 0.0)\n"
                  "  output out\n}\n"},
       // HardSwish after a 1x1 convolution.
       {"conv2d", "workload t() {\n  X = input f32[1, 8, 4, 4]\n  W = input const f32[16, 8, 1, 1]\n"
                  "  acc[n: 1, k: 16, h: 4, w: 4] = sum(c: 8, r: 1, s: 1) X[n, c, h + r, w + s] * W[k, c, r, s]\n"
-                 "  out[o0: 1, o1: 16, o2: 4, o3: 4] = acc[0, o1, o2, o3] * max(0.0, min(1.0, acc[0, o1, o2, o3] * "
+                 "  out[o0: 1, o1: 16, o2: 4, o3: 4] = acc[o0, o1, o2, o3] * max(0.0, min(1.0, acc[o0, o1, o2, o3] * "
                  "0.16666666666666666 + 0.5))\n  output out\n}\n"},
       // Average pooling 3x3 s1 p1 excluding the padded taps.
       {"pool", "workload t() {\n  X = input f32[1, 8, 6, 6]\n"
