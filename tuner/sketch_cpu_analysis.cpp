@@ -5,6 +5,7 @@
 
 #include "tunefarm/compiler/ir/ir_visitor.h"
 #include "tunefarm/compiler/ir/linearize.h"
+#include "tunefarm/compiler/schedule/iter_var_reads.h"
 
 namespace tunefarm::tuner::sketch_analysis {
 
@@ -49,18 +50,8 @@ bool StoresAtIterVars(const Block* b, const Store* s) {
 }
 
 bool ReadsAtIterVars(const Block* b, const BufferNode* buffer) {
-  bool ok = true;
-  PostOrderVisit(b->body, [&](const IRNode* n) {
-    if (n->kind != IRNodeKind::kLoad) return;
-    const auto* l = static_cast<const Load*>(n);
-    if (l->buffer.get() != buffer) return;
-    if (l->indices.size() != b->iter_vars.size()) {
-      ok = false;
-      return;
-    }
-    for (size_t d = 0; d < l->indices.size(); ++d) ok &= l->indices[d].as<Variable>() == b->iter_vars[d].var.get();
-  });
-  return ok;
+  // The primitives' own test, so the consumer picked is one they move.
+  return sched::ReadsAtIterVars(b, buffer);
 }
 
 namespace {

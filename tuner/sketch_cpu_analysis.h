@@ -32,7 +32,10 @@ bool IsParam(const ir::PrimFunc& f, const ir::BufferNode* b);
 bool StoresAtIterVars(const ir::Block* b, const ir::Store* s);
 
 // Every read of `buffer` in `b` is at exactly b's iteration variables, in order
-// (a one-to-one element-wise consumer, fusible into its producer's tile).
+// (a one-to-one element-wise consumer, fusible into its producer's tile); a
+// constant 0 in a unit dimension read by a unit iteration variable counts as
+// that variable. The test of the fusion primitives themselves
+// (tunefarm/compiler/schedule/iter_var_reads.h).
 bool ReadsAtIterVars(const ir::Block* b, const ir::BufferNode* buffer);
 
 // What TileReduction needs to know about a block, copied out before any

@@ -22,6 +22,12 @@ const ir::Block* LateWriter(const ir::Stmt& root, const ir::Block* consumer, con
                             int position, const ir::BufferNode** buffer);
 // The store of a block indexes its buffer with exactly its spatial iter vars, in order.
 bool StoresAtIterVars(const ir::Block* b, const ir::Store* s);
+// `root` with `block`'s reads of `buffer` at a unit zero index
+// (tunefarm/compiler/schedule/iter_var_reads.h) rewritten to read at the
+// iteration variable the zero stands for: the same values, in the form the
+// element-wise fusion primitives check and rewrite. `root` itself when the
+// block has no such read. Defined in iter_var_reads.cpp.
+ir::Stmt ReadUnitZerosAtIterVars(const ir::Stmt& root, const ir::Block* block, const ir::BufferNode* buffer);
 // Removes the Allocate of `buffer` when nothing uses it any more.
 ir::Stmt DropUnusedAllocate(const ir::Stmt& root, const ir::BufferNode* buffer);
 

@@ -218,7 +218,7 @@ Status Schedule::ComputeAt(BlockRV block_rv, LoopRV loop_rv) {
 Status Schedule::ReverseComputeAt(BlockRV block_rv, LoopRV loop_rv) {
   TF_ASSIGN_OR_RETURN(std::string name, ResolveBlock(block_rv));
   TF_ASSIGN_OR_RETURN(Var loop_var, ResolveLoop(loop_rv));
-  const Stmt& root = func_.body;
+  Stmt root = func_.body;
   const Block* consumer = sched::FindBlock(root, name);
   const For* loop = sched::FindLoop(root, loop_var.get());
   auto fail = [&](const std::string& why) {
@@ -270,6 +270,16 @@ Status Schedule::ReverseComputeAt(BlockRV block_rv, LoopRV loop_rv) {
   if (const int64_t* e = AsConstInt(loop->extent)) outer_ranges[loop->loop_var.get()] = Interval{0, *e - 1};
   auto written = sched::AccessRegion(sched::BoundIndices(producer, pstore->indices), varying, outer_ranges);
   if (!written.ok()) return fail("cannot bound the region " + producer->name + " writes: " + written.status().message());
+  // A unit zero index (acc[0, k] for a consumer whose n has extent 1) reads
+  // what its iteration variable does: rewritten to it, the consumer is
+  // checked and moved as if written with the variable.
+  if (Stmt canonical = sched::ReadUnitZerosAtIterVars(root, consumer, buffer); !canonical.same_as(root)) {
+    const std::string producer_name = producer->name;
+    root = canonical;
+    consumer = sched::FindBlock(root, name);
+    producer = sched::FindBlock(root, producer_name);
+    loop = sched::FindLoop(root, loop_var.get());
+  }
   // Each dimension of the buffer must be read at exactly one spatial iter var of the consumer.
   auto loads = sched::BlockLoadsOf(consumer, buffer);
   std::vector<const Variable*> dim_var;

@@ -63,7 +63,7 @@ Status Schedule::ComputeInline(BlockRV block_rv) {
 
 Status Schedule::ReverseComputeInline(BlockRV block_rv) {
   TF_ASSIGN_OR_RETURN(std::string name, ResolveBlock(block_rv));
-  const Stmt& root = func_.body;
+  Stmt root = func_.body;
   const Block* consumer = sched::FindBlock(root, name);
   const Store* cstore = sched::BlockStore(consumer);
   auto fail = [&](const std::string& why) { return Status::InvalidArgument("reverse_compute_inline(" + name + "): " + why); };
@@ -85,6 +85,16 @@ Status Schedule::ReverseComputeInline(BlockRV block_rv) {
     return fail("its producer " + producer->name + " is a reduction; use reverse_compute_at to fuse it into the tile");
   }
   if (Readers(root, buffer, producer).size() != 1) return fail(buffer->name + " has other readers");
+  // A unit zero index (acc[0, k] for a consumer whose n has extent 1) reads
+  // what its iteration variable does: rewritten to it, the consumer is
+  // checked and inlined as if written with the variable.
+  if (Stmt canonical = sched::ReadUnitZerosAtIterVars(root, consumer, buffer); !canonical.same_as(root)) {
+    const std::string producer_name = producer->name;
+    root = canonical;
+    consumer = sched::FindBlock(root, name);
+    cstore = sched::BlockStore(consumer);
+    producer = sched::FindBlock(root, producer_name);
+  }
   auto loads = sched::BlockLoadsOf(consumer, buffer);
   std::map<const Variable*, size_t> dim_of;
   for (size_t d = 0; d < loads[0]->indices.size(); ++d) {

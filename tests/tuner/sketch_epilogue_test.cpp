@@ -5,7 +5,8 @@
 // computes the epilogue inside the accumulator's parallel tile, as the
 // bias-only twin does -- no local accumulator written back to a global one
 // for a separate pass -- and matches the default program on extents 1, 7, 17
-// and the prime 103.
+// and the prime 103. A batch-1 workload written by hand, reading acc at the
+// constant 0 in the unit batch dimension, fuses the same way.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -25,6 +26,20 @@ workload conv_add_relu(N = 1, C = 16, K = 32, H = 7, W = 7) {
   x  = input f32[N, K, H, W]
   acc[n, k, h, w] = sum(c: C) X[n, c, h, w] * Wt[k, c, 0, 0]
   out[o0, o1, o2, o3] = max(acc[o0, o1, o2, o3] + B[o1] + x[o0, o1, o2, o3], 0.0)
+  output out
+}
+)";
+
+// The same convolution written by hand for batch 1: out reads acc and the
+// residual at the constant 0 in the unit batch dimension, not at o0.
+constexpr std::string_view kConvAddReluAtZero = R"(
+workload conv_add_relu(N = 1, C = 16, K = 32, H = 7, W = 7) {
+  X  = input f32[N, C, H, W]
+  Wt = input const f32[K, C, 1, 1]
+  B  = input const f32[K]
+  x  = input f32[N, K, H, W]
+  acc[n, k, h, w] = sum(c: C) X[n, c, h, w] * Wt[k, c, 0, 0]
+  out[o0: N, o1: K, o2: H, o3: W] = max(acc[0, o1, o2, o3] + B[o1] + x[0, o1, o2, o3], 0.0)
   output out
 }
 )";
@@ -117,6 +132,25 @@ TEST(SketchEpilogueTest, ResidualAddSamplesTheProgramsOfThePlainTwin) {
     std::vector<std::string> with_residual = ExpectFusedEpilogue(LowerWithOverrides(kConvAddRelu, shape), 8, 31);
     std::vector<std::string> plain = ExpectFusedEpilogue(LowerWithOverrides(kConvBias, shape), 8, 31);
     EXPECT_EQ(with_residual, plain);
+  }
+}
+
+TEST(SketchEpilogueTest, HandWrittenBatchZeroFusesAsTheImportersForm) {
+  // acc[0, ...] in the unit batch dimension is acc[o0, ...]: the epilogue
+  // goes into the tile (no cache_write fallback) and the same seed draws the
+  // same traces as for the importer's form, at extents 1, 7, 17 and 103.
+  const std::vector<std::map<std::string, int64_t>> shapes = {
+      {{"C", 7}, {"K", 17}, {"H", 1}, {"W", 103}},
+      {{"C", 1}, {"K", 103}, {"H", 7}, {"W", 1}},
+      {{"C", 17}, {"K", 7}, {"H", 17}, {"W", 7}},
+  };
+  for (const auto& shape : shapes) {
+    ir::PrimFunc at_zero = LowerWithOverrides(kConvAddReluAtZero, shape);
+    SCOPED_TRACE(ir::ToString(at_zero).substr(0, 200));
+    std::vector<std::string> hand_written = ExpectFusedEpilogue(at_zero, 8, 37);
+    std::vector<std::string> imported = ExpectFusedEpilogue(LowerWithOverrides(kConvAddRelu, shape), 8, 37);
+    ASSERT_EQ(hand_written.size(), 8u);
+    EXPECT_EQ(hand_written, imported);
   }
 }
 

@@ -90,10 +90,18 @@ class Schedule {
   Status ComputeAt(BlockRV block, LoopRV loop);
   // Moves consumer `block` under `loop`, consuming the region its producer
   // writes in one iteration; the producer's reduction must complete inside loop.
+  // The block must read the producer's buffer at its own iteration variables,
+  // one per dimension; a constant 0 in a dimension of extent 1, at the
+  // position of an iteration variable of extent 1 that no other index of the
+  // read uses, counts as that variable (iter_var_reads.h: `acc[0, k, h, w]`
+  // in a batch-1 workload). Any other constant is InvalidArgument.
   Status ReverseComputeAt(BlockRV block, LoopRV loop);
   // Inlines an element-wise producer into its consumers and removes it.
   Status ComputeInline(BlockRV block);
-  // Inlines an element-wise consumer into its (non-reduction) producer.
+  // Inlines an element-wise consumer into its (non-reduction) producer. The
+  // block must read the producer's buffer at distinct iteration variables
+  // covering all of it; a constant 0 counts as a variable exactly as for
+  // ReverseComputeAt.
   Status ReverseComputeInline(BlockRV block);
 
   // ---- caches and layout
