@@ -20,6 +20,8 @@ CpuSketchConfig CpuSketchDefaultsFor(const Target& target) {
   // (HasFeature is asked only on AArch64: another triple warns of the name.)
   const bool aarch64 = target.kind == "llvm" && target.triple.rfind("aarch64", 0) == 0;
   if (aarch64 && target.VectorBits() == 128 && target.HasFeature("dotprod")) c.dot_product_lanes = 4;
+  // smmla: a 2 x 2 tile of i32 from 2 x 8 and 8 x 2 bytes, in NEON registers.
+  c.matrix_multiply_tiles = aarch64 && target.VectorBits() == 128 && target.HasFeature("i8mm");
   return c;
 }
 
@@ -31,7 +33,8 @@ Result<CpuSketchConfig> LoadCpuSketchConfig(const std::string& path, const CpuSk
                                               "register_tile_needs_reuse", "pad_inputs", "pad_root_min_reuse",
                                               "guarded_unroll_min_step",
                                               "stride_classes_outer", "pad_vector_axis", "pad_axis_max_growth",
-                                              "stride_phases", "register_tile_floor", "int8_dot_product"};
+                                              "stride_phases", "register_tile_floor", "int8_dot_product",
+                                              "int8_matrix_multiply"};
   TF_ASSIGN_OR_RETURN(KnobsFile file, KnobsFile::Read(path, kKeys));
   const toml::table& table = file.table();
   CpuSketchConfig c = defaults;
@@ -60,6 +63,7 @@ Result<CpuSketchConfig> LoadCpuSketchConfig(const std::string& path, const CpuSk
   TF_RETURN_IF_ERROR(get_bool("stride_phases", &c.stride_phases));
   TF_RETURN_IF_ERROR(get_int("register_tile_floor", 1, 64, &c.register_tile_floor));
   TF_RETURN_IF_ERROR(get_bool("int8_dot_product", &c.int8_dot_product));
+  TF_RETURN_IF_ERROR(get_bool("int8_matrix_multiply", &c.int8_matrix_multiply));
   if (const toml::node* n = table.get("pad_axis_max_growth")) {
     auto v = n->value<double>();
     if (!v || !(*v >= 1.0 && *v <= 16.0)) {
@@ -97,6 +101,7 @@ SketchRuleSet CpuSketchRules() {
     if (replayable && !replayable->count(InstructionName(InstructionKind::kSplitPhases))) config.stride_phases = false;
     // The set holds loop annotation keys too; the int8 dot products came with theirs.
     if (replayable && !replayable->count(ir::kDotProductAnnotation)) config.int8_dot_product = false;
+    if (replayable && !replayable->count(ir::kMatrixMultiplyAnnotation)) config.int8_matrix_multiply = false;
     return MakeCpuSketchPolicy(std::move(config));
   };
   return rules;

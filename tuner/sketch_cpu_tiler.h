@@ -48,7 +48,7 @@ class ReductionTiler {
   Status CollectLoops();
   Status SampleStrideClasses();
   Status SplitLoops();
-  Status SampleDotProduct();    // sketch_cpu_dot.cpp
+  Status SampleDotProduct();    // sketch_cpu_dot.cpp: sdot, smmla or neither
   Status AnnotateDotProduct();  // sketch_cpu_dot.cpp
   Status PackDotSteps(const PackedCopy& p);  // sketch_cpu_dot.cpp
   int InnerUnits(size_t axis) const;
@@ -65,6 +65,8 @@ class ReductionTiler {
   std::vector<int64_t> PadMultiples(size_t axis) const;
   std::optional<LoopRV> PaddedSliceLoop(int read_index) const;
   std::vector<double> UnrollWeights() const;
+  Result<bool> MatrixMultiplyFits(size_t* row_axis) const;  // sketch_cpu_dot.cpp
+  Status SplitMatrixMultiply(size_t row_axis);            // sketch_cpu_dot.cpp
 
   Schedule& sch_;
   const CpuSketchConfig& config_;
@@ -88,7 +90,10 @@ class ReductionTiler {
   bool classes_outer_ = false;
   std::vector<LoopRV> class_loops_;
   LoopRV vector_loop_;
-  std::optional<LoopRV> dot_loop_;  // the reduction split off by 4 for dot products, innermost
+  std::optional<LoopRV> dot_loop_;  // the reduction split off by 4 for dot products (8 for smmla), innermost
+  // For smmla: the 2 rows and 2 columns of the tile, between vector_loop_
+  // (then 2 pairs of columns, not vectorized) and dot_loop_; else empty.
+  std::vector<LoopRV> mmla_tile_;
   LoopRV outer_;  // the fused, parallel outermost loop
 };
 

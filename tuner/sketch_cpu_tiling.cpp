@@ -229,7 +229,8 @@ Result<std::vector<int64_t>> ReductionTiler::RegisterTileFloors() const {
 
 // SSRSRS: S0 S1 R0 S2 R1 S3 (with more levels, the extra ones interleave the
 // same way), then the vector loop innermost (and inside it the dot-product
-// loop, when one was split off); the stride classes, if split
+// loop, when one was split off, or the smmla tile's rows, columns and
+// steps); the stride classes, if split
 // off, between S0 (the parallel loop) and S1. S0 fused and parallel, the
 // vector loop vectorized.
 Status ReductionTiler::OrderLoops() {
@@ -246,6 +247,7 @@ Status ReductionTiler::OrderLoops() {
     }
   }
   order.push_back(vector_loop_);
+  order.insert(order.end(), mmla_tile_.begin(), mmla_tile_.end());
   if (dot_loop_) order.push_back(*dot_loop_);
   TF_RETURN_IF_ERROR(sch_.Reorder(order));
   outer_ = s_levels_[0][0];
@@ -254,7 +256,7 @@ Status ReductionTiler::OrderLoops() {
   }
   TF_RETURN_IF_ERROR(sch_.Parallel(outer_));
   TF_ASSIGN_OR_RETURN(int64_t vector_extent, sch_.LoopExtent(vector_loop_));
-  if (vector_extent > 1) TF_RETURN_IF_ERROR(sch_.Vectorize(vector_loop_));
+  if (vector_extent > 1 && mmla_tile_.empty()) TF_RETURN_IF_ERROR(sch_.Vectorize(vector_loop_));
   return AnnotateDotProduct();
 }
 

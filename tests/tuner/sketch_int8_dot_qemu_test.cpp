@@ -18,12 +18,15 @@
 #include <fstream>
 #include <set>
 
-#include "../runtime/aarch64/driver_run.h"
-#include "sketch_test_util.h"
+#include "qemu_int8_reference.h"
 #include "tunefarm/compiler/ir/loop_annotations.h"
 
 namespace tunefarm::tuner {
 namespace {
+
+using testing::GmmInt8;
+using testing::Lowered;
+using testing::Reference;
 
 constexpr const char* kDotTarget = "llvm -mtriple=aarch64-linux-gnu -mattr=+neon,+dotprod";
 
@@ -37,60 +40,6 @@ int DotInstructions(const std::string& object) {
   }
   return n;
 }
-
-ir::PrimFunc Lowered(const std::string& text) {
-  auto w = ParseWorkload(text);
-  EXPECT_TRUE(w.ok()) << w.status().ToString();
-  auto f = LowerToPrimFunc(*w);
-  EXPECT_TRUE(f.ok()) << f.status().ToString();
-  return *f;
-}
-
-// The workload's default program run by the interpreter on random inputs,
-// and a scratch folder holding those inputs (in<i>) for the driver.
-class Reference {
- public:
-  explicit Reference(const ir::PrimFunc& base) : base_(base) {
-    std::mt19937_64 rng(11);
-    for (size_t i = 0; i < base.params.size(); ++i) {
-      expected_.push_back(HostBuffer::Like(base.params[i]));
-      if (i < base.num_inputs) expected_.back().FillRandom(rng);
-    }
-    for (size_t i = 0; i < base.num_inputs; ++i) {
-      dir_.Write("in" + std::to_string(i), expected_[i].data(), size_t(expected_[i].size_bytes()));
-    }
-    std::vector<HostBuffer*> pointers;
-    for (HostBuffer& b : expected_) pointers.push_back(&b);
-    Status s = Interpret(base, pointers);
-    EXPECT_TRUE(s.ok()) << s.ToString();
-  }
-
-  // Runs `object` (emitted from `scheduled`) under qemu as program `sub`.
-  ::testing::AssertionResult Matches(const ir::PrimFunc& scheduled, const std::string& object, const std::string& sub) {
-    std::filesystem::create_directories(dir_.path() / sub);
-    dir_.Write(sub + "/kernel.o", object);
-    dir_.Write(sub + "/manifest.txt", tunefarm::testing::KernelRunManifest(base_, scheduled, [&](size_t i) {
-                 return i < base_.num_inputs ? "../in" + std::to_string(i) : std::string("-");
-               }));
-    auto [rc, output] = dir_.RunDriver(sub);
-    if (rc != 0) return ::testing::AssertionFailure() << "driver exit " << rc << ": " << output;
-    for (size_t i = base_.num_inputs; i < base_.params.size(); ++i) {
-      const std::string bytes = dir_.Read(sub + "/out" + std::to_string(i));
-      HostBuffer actual = HostBuffer::Like(base_.params[i]);
-      if (bytes.size() != size_t(actual.size_bytes())) return ::testing::AssertionFailure() << "output " << i << " size";
-      std::memcpy(actual.data(), bytes.data(), bytes.size());
-      CompareResult r = CompareBuffers(actual, expected_[i], 0, 0);
-      if (!r.equal) return ::testing::AssertionFailure() << base_.params[i]->name << ": " << r.message;
-    }
-    std::filesystem::remove_all(dir_.path() / sub);
-    return ::testing::AssertionSuccess();
-  }
-
- private:
-  const ir::PrimFunc& base_;
-  std::vector<HostBuffer> expected_;
-  tunefarm::testing::RunDir dir_;
-};
 
 // C[i, j] = sum(k) i32(A[i, k]) * i32(B[..]) with B [N, K] (`b_rows`) or [K, N].
 std::string Gemm(int64_t m, int64_t n, int64_t k, const std::string& type, bool b_rows) {
@@ -146,23 +95,7 @@ TEST(SketchInt8DotQemuTest, HandScheduledNestsMatchTheInterpreter) {
 }
 
 // gmm_int8 at sizes the rules tile differently: N a multiple of 4 or
-// padded to one, K with few or many 4-steps; `constant_b`: B is constant
-// (weights), its packed copy made ahead of the calls (split_prepack.h).
-std::string GmmInt8(int64_t m, int64_t n, int64_t k, bool constant_b = false) {
-  std::ifstream in(std::string(TUNEFARM_SOURCE_DIR) + "/configs/workloads/gmm_int8.tf");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const std::string sizes = "M = 512, N = 512, K = 512";
-  const size_t at = text.find(sizes);
-  EXPECT_NE(at, std::string::npos) << text;
-  if (at == std::string::npos) return text;
-  text.replace(at, sizes.size(), "M = " + std::to_string(m) + ", N = " + std::to_string(n) + ", K = " + std::to_string(k));
-  const std::string b = "B = input i8";
-  const size_t b_at = text.find(b);
-  EXPECT_NE(b_at, std::string::npos) << text;
-  if (constant_b && b_at != std::string::npos) text.replace(b_at, b.size(), "B = input const i8");
-  return text;
-}
-
+// padded to one, K with few or many 4-steps, B constant or not.
 TEST(SketchInt8DotQemuTest, DrawnProgramsMatchTheInterpreterAndUseSdot) {
   ASSERT_TRUE(tunefarm::testing::ToolsPresent());
   auto target = Target::Parse(kDotTarget);

@@ -37,6 +37,8 @@ constexpr int64_t kDotSteps = ir::kDotProductSteps;  // bytes summed into each o
 // Operands whose bytes lie within this many bytes are one load and a shuffle.
 constexpr int64_t kMaxOperandSpan = 64;
 
+}  // namespace
+
 bool HasLoad(const ir::Expr& e) {
   bool found = false;
   ir::PostOrderVisit(ir::Evaluate::Make(e), [&](const ir::IRNode* n) { found = found || n->kind == ir::IRNodeKind::kLoad; });
@@ -50,6 +52,8 @@ bool IndicesUse(const std::vector<ir::Expr>& indices, const ir::Variable* v) {
   return false;
 }
 
+namespace {
+
 // The 8-bit load under an i32 cast; null when e is not one.
 const ir::Load* NarrowOperand(const ir::Expr& e) {
   const auto* cast = e.as<ir::Cast>();
@@ -60,6 +64,41 @@ const ir::Load* NarrowOperand(const ir::Expr& e) {
 }
 
 }  // namespace
+
+std::string MatchInt8MultiplyAdd(const ir::Stmt& body, const ir::Variable* step, Int8MultiplyAdd* out) {
+  const auto* store = body.as<ir::Store>();
+  if (store == nullptr) return "the body is not one store";
+  if (store->buffer->dtype != ir::DataType::Int(32) || store->value.dtype() != ir::DataType::Int(32)) {
+    return "the accumulator '" + store->buffer->name + "' is not i32";
+  }
+  const auto* add = store->value.as<ir::Add>();
+  if (add == nullptr) return "the stored value is not a sum";
+  const ir::Load* acc = add->a.as<ir::Load>();
+  const ir::Mul* mul = add->b.as<ir::Mul>();
+  if (acc == nullptr || mul == nullptr) {
+    acc = add->b.as<ir::Load>();
+    mul = add->a.as<ir::Mul>();
+  }
+  if (acc == nullptr || mul == nullptr || acc->buffer != store->buffer) return "the stored value is not acc + a * b";
+  if (acc->indices.size() != store->indices.size()) return "the accumulator is read at another element";
+  for (size_t i = 0; i < acc->indices.size(); ++i) {
+    if (!ir::ExprEqual(acc->indices[i], store->indices[i])) return "the accumulator is read at another element";
+    if (HasLoad(acc->indices[i])) return "the accumulator's index reads memory";
+  }
+  if (IndicesUse(store->indices, step)) return "the accumulator's index varies with the reduction";
+  const ir::Load* a = NarrowOperand(mul->a);
+  const ir::Load* b = NarrowOperand(mul->b);
+  if (a == nullptr || b == nullptr) return "the product is not of two 8-bit integers widened to i32";
+  if (a->dtype != b->dtype) return "one operand is signed and the other unsigned";
+  for (const ir::Load* ld : {a, b}) {
+    if (ld->buffer == store->buffer) return "an operand is read from the accumulator";
+    for (const ir::Expr& i : ld->indices) {
+      if (HasLoad(i)) return "an operand's index reads memory";
+    }
+  }
+  *out = Int8MultiplyAdd{store, a, b, a->dtype.is_int()};
+  return "";
+}
 
 bool HasDotProductAnnotation(const ir::For* op) {
   const auto* inner = op->body.as<ir::For>();
@@ -80,41 +119,15 @@ std::string CodeGenLLVM::MatchDotProduct(const ir::For* op, DotProduct* dot) {
   if (!op->loop_var.dtype().is_integer() || !inner->loop_var.dtype().is_integer()) return "loop variable is not an integer";
   if (inner->kind != ir::ForKind::kSerial && inner->kind != ir::ForKind::kUnrolled) return "the annotated loop is not serial";
   if (ir::UsesVar(inner->min, op->loop_var.get())) return "the annotated loop's start varies with the lane";
-  const auto* store = inner->body.as<ir::Store>();
-  if (store == nullptr) return "the body is not one store";
-  if (store->buffer->dtype != ir::DataType::Int(32) || store->value.dtype() != ir::DataType::Int(32)) {
-    return "the accumulator '" + store->buffer->name + "' is not i32";
-  }
-  const auto* add = store->value.as<ir::Add>();
-  if (add == nullptr) return "the stored value is not a sum";
-  const ir::Load* acc = add->a.as<ir::Load>();
-  const ir::Mul* mul = add->b.as<ir::Mul>();
-  if (acc == nullptr || mul == nullptr) {
-    acc = add->b.as<ir::Load>();
-    mul = add->a.as<ir::Mul>();
-  }
-  if (acc == nullptr || mul == nullptr || acc->buffer != store->buffer) return "the stored value is not acc + a * b";
-  if (acc->indices.size() != store->indices.size()) return "the accumulator is read at another element";
-  for (size_t i = 0; i < acc->indices.size(); ++i) {
-    if (!ir::ExprEqual(acc->indices[i], store->indices[i])) return "the accumulator is read at another element";
-    if (HasLoad(acc->indices[i])) return "the accumulator's index reads memory";
-  }
-  if (IndicesUse(store->indices, inner->loop_var.get())) return "the accumulator's index varies with the reduction";
-  const ir::Load* a = NarrowOperand(mul->a);
-  const ir::Load* b = NarrowOperand(mul->b);
-  if (a == nullptr || b == nullptr) return "the product is not of two 8-bit integers widened to i32";
-  if (a->dtype != b->dtype) return "one operand is signed and the other unsigned";
-  for (const ir::Load* ld : {a, b}) {
-    if (ld->buffer == store->buffer) return "an operand is read from the accumulator";
-    for (const ir::Expr& i : ld->indices) {
-      if (HasLoad(i)) return "an operand's index reads memory";
-    }
-  }
+  Int8MultiplyAdd mac;
+  const std::string blocker = MatchInt8MultiplyAdd(inner->body, inner->loop_var.get(), &mac);
+  if (!blocker.empty()) return blocker;
+  const ir::Store* store = mac.store;
   strides_ = {{op->loop_var.get(), 1}};
   const std::optional<int64_t> acc_stride = FlatStride(store->buffer, store->indices);
   strides_.clear();
   if (!acc_stride || *acc_stride == 0) return "the lanes' accumulators may coincide";
-  *dot = DotProduct{op, inner, store, a, b, a->dtype.is_int(), *acc_stride};
+  *dot = DotProduct{op, inner, store, mac.a, mac.b, mac.is_signed, *acc_stride};
   return "";
 }
 
@@ -125,42 +138,49 @@ void CodeGenLLVM::BindDotStep(const DotProduct& dot, llvm::Value* lane0, llvm::V
 
 // The 16 operand bytes of one load, byte 4 * lane + step for (lane, step).
 llvm::Value* CodeGenLLVM::DotOperand(const DotProduct& dot, const ir::Load* load, llvm::Value* lane0, llvm::Value* step0) {
+  return Int8Operand(load, dot.lanes->loop_var.get(), kDotLanes, dot.steps->loop_var.get(), kDotSteps,
+                     [&](int64_t lane, int64_t step) { BindDotStep(dot, lane0, step0, lane, step); });
+}
+
+llvm::Value* CodeGenLLVM::Int8Operand(const ir::Load* load, const ir::Variable* row_var, int64_t rows,
+                                      const ir::Variable* step_var, int64_t steps,
+                                      const std::function<void(int64_t, int64_t)>& bind) {
   llvm::Type* i8 = builder_.getInt8Ty();
-  llvm::Type* i32 = builder_.getInt32Ty();
   auto* v16 = llvm::FixedVectorType::get(i8, 16);
   const llvm::Align byte(1);
   llvm::Value* base = BufferPointer(load->buffer);
-  strides_ = {{dot.lanes->loop_var.get(), 1}};
-  const std::optional<int64_t> lane_stride = FlatStride(load->buffer, load->indices);
-  strides_ = {{dot.steps->loop_var.get(), 1}};
+  strides_ = {{row_var, 1}};
+  const std::optional<int64_t> row_stride = FlatStride(load->buffer, load->indices);
+  strides_ = {{step_var, 1}};
   const std::optional<int64_t> step_stride = FlatStride(load->buffer, load->indices);
   strides_.clear();
-  BindDotStep(dot, lane0, step0, 0, 0);
+  bind(0, 0);
   llvm::Value* flat0 = FlatIndex(load->buffer, load->indices);
   auto at = [&](int64_t offset) { return builder_.CreateGEP(i8, base, builder_.CreateAdd(flat0, ConstI64(offset))); };
-  if (lane_stride && step_stride) {
-    const int64_t sl = *lane_stride, sk = *step_stride;
-    if (sk == 1 && sl == 4) return builder_.CreateAlignedLoad(v16, at(0), byte);  // already in dot order
+  if (row_stride && step_stride) {
+    const int64_t sr = *row_stride, sk = *step_stride;
+    if (sk == 1 && sr == steps) return builder_.CreateAlignedLoad(v16, at(0), byte);  // already in order
     if (sk == 1) {
-      // Four bytes per lane: one 32-bit load each (one for all lanes when uniform).
-      auto* v4 = llvm::FixedVectorType::get(i32, 4);
-      llvm::Value* words = llvm::PoisonValue::get(v4);
-      for (int64_t l = 0; l < kDotLanes; ++l) {
-        llvm::Value* word = builder_.CreateAlignedLoad(i32, at(l * sl), byte);
-        if (sl == 0) {
-          words = builder_.CreateVectorSplat(4, word);
+      // `steps` bytes per row: one integer load each (one for all rows when uniform).
+      llvm::Type* word_type = builder_.getIntNTy(unsigned(8 * steps));
+      auto* words_type = llvm::FixedVectorType::get(word_type, unsigned(rows));
+      llvm::Value* words = llvm::PoisonValue::get(words_type);
+      for (int64_t r = 0; r < rows; ++r) {
+        llvm::Value* word = builder_.CreateAlignedLoad(word_type, at(r * sr), byte);
+        if (sr == 0) {
+          words = builder_.CreateVectorSplat(unsigned(rows), word);
           break;
         }
-        words = builder_.CreateInsertElement(words, word, uint64_t(l));
+        words = builder_.CreateInsertElement(words, word, uint64_t(r));
       }
       return builder_.CreateBitCast(words, v16);
     }
     std::array<int64_t, 16> offsets{};
     int64_t lo = 0, hi = 0;
-    for (int64_t l = 0; l < kDotLanes; ++l) {
-      for (int64_t k = 0; k < kDotSteps; ++k) {
-        const int64_t o = l * sl + k * sk;
-        offsets[size_t(4 * l + k)] = o;
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t k = 0; k < steps; ++k) {
+        const int64_t o = r * sr + k * sk;
+        offsets[size_t(steps * r + k)] = o;
         lo = std::min(lo, o);
         hi = std::max(hi, o);
       }
@@ -182,11 +202,11 @@ llvm::Value* CodeGenLLVM::DotOperand(const DotProduct& dot, const ir::Load* load
   }
   // No constant strides: each byte's index on its own.
   llvm::Value* gathered = llvm::PoisonValue::get(v16);
-  for (int64_t l = 0; l < kDotLanes; ++l) {
-    for (int64_t k = 0; k < kDotSteps; ++k) {
-      BindDotStep(dot, lane0, step0, l, k);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t k = 0; k < steps; ++k) {
+      bind(r, k);
       llvm::Value* ptr = builder_.CreateGEP(i8, base, FlatIndex(load->buffer, load->indices));
-      gathered = builder_.CreateInsertElement(gathered, builder_.CreateAlignedLoad(i8, ptr, byte), uint64_t(4 * l + k));
+      gathered = builder_.CreateInsertElement(gathered, builder_.CreateAlignedLoad(i8, ptr, byte), uint64_t(steps * r + k));
     }
   }
   return gathered;

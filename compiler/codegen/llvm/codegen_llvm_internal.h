@@ -7,6 +7,7 @@
 //   codegen_llvm_stmt.cpp      statements, serial/unrolled loops, allocations, ifs
 //   codegen_llvm_vector.cpp    vectorized loops: legality check and lane-widened bodies
 //   codegen_llvm_dot.cpp       int8 dot products (pragma_dot_product) as AArch64 sdot/udot
+//   codegen_llvm_mmla.cpp      int8 2x2 tiles (pragma_matrix_multiply_accumulate) as AArch64 smmla/ummla
 //   codegen_llvm_parallel.cpp  parallel loops outlined into tunefarm_parallel_for bodies
 //   codegen_llvm_sequence.cpp  entries that call other entries of the module in order
 //   codegen_llvm_math*.cpp     inline exp, log, pow, sigmoid, tanh, erf (codegen_llvm_math.h)
@@ -171,6 +172,34 @@ class CodeGenLLVM {
   llvm::Value* DotOperand(const DotProduct& dot, const ir::Load* load, llvm::Value* lane0, llvm::Value* step0);
   // Binds the two loop variables to lane0 + lane and step0 + step (scalars).
   void BindDotStep(const DotProduct& dot, llvm::Value* lane0, llvm::Value* step0, int64_t lane, int64_t step);
+  // The 16 operand bytes an int8 instruction reads from `load` in a nest of
+  // `rows` x `steps` (rows * steps == 16) iterations: byte steps * r + k is
+  // the load's byte at row r and step k (row_var and step_var offset by r
+  // and k from where bind(0, 0) puts them). bind(r, k) binds the nest's
+  // variables; one load when the bytes are in order, loads and a shuffle
+  // for constant strides, else a load per byte.
+  llvm::Value* Int8Operand(const ir::Load* load, const ir::Variable* row_var, int64_t rows, const ir::Variable* step_var,
+                           int64_t steps, const std::function<void(int64_t, int64_t)>& bind);
+
+  // mmla.cpp: 2 rows x 2 columns of loops around a pragma_matrix_multiply_accumulate loop.
+  struct MatrixMultiply {
+    const ir::For* rows = nullptr;   // the outer loop of 2
+    const ir::For* cols = nullptr;   // the loop of 2 inside it
+    const ir::For* steps = nullptr;  // the annotated reduction loop of 8 inside that
+    const ir::Store* store = nullptr;
+    const ir::Load* row_operand = nullptr;  // varies with rows, not with cols
+    const ir::Load* col_operand = nullptr;  // varies with cols, not with rows
+    bool is_signed = true;   // i8 operands (smmla), else u8 (ummla)
+    int64_t acc_row_stride = 0;  // flat strides of the accumulator; the 4 elements distinct
+    int64_t acc_col_stride = 0;
+  };
+  // Empty when `op` (the rows loop: its body's body carries the annotation)
+  // is emitted as one smmla/ummla per iteration of the outer loops, filling
+  // `mm`; else why it is not (kept for the annotated loop's metadata).
+  std::string MatchMatrixMultiply(const ir::For* op, MatrixMultiply* mm);
+  void EmitMatrixMultiply(const MatrixMultiply& mm);
+  // Loop metadata property naming why the annotated loop `op` is generic.
+  llvm::Metadata* MatrixMultiplyFallback(const ir::For* op);
 
   // parallel.cpp
   void EmitParallelFor(const ir::For* op);
@@ -194,6 +223,9 @@ class CodeGenLLVM {
   int lanes_ = 0;
   llvm::Value* mask_ = nullptr;
   std::unordered_map<const ir::Variable*, std::optional<int64_t>> strides_;  // varying vars only
+  // Why an annotated matrix-multiply loop (by address) is generic, from
+  // MatchMatrixMultiply on the rows loop around it; read when it is emitted.
+  std::unordered_map<const ir::For*, std::string> mmla_blockers_;
 };
 
 // codegen_llvm_sequence.cpp: emits `sequence` into `module`, whose entries
@@ -205,6 +237,24 @@ Status GenerateSequence(llvm::Module& module, const SequenceEntry& sequence, con
 
 // True if the body of `op` is a loop annotated pragma_dot_product (codegen_llvm_dot.cpp).
 bool HasDotProductAnnotation(const ir::For* op);
+// True if the body of the body of `op` is a loop annotated
+// pragma_matrix_multiply_accumulate (codegen_llvm_mmla.cpp).
+bool HasMatrixMultiplyAnnotation(const ir::For* op);
+
+// codegen_llvm_dot.cpp, shared with codegen_llvm_mmla.cpp: the body of an
+// int8 reduction step, acc[idx] = acc[idx] + i32(a[..]) * i32(b[..]), with
+// acc i32 and read where it is stored at an index without `step` or loads,
+// a and b both i8 or both u8, read at indices without loads, not from acc.
+struct Int8MultiplyAdd {
+  const ir::Store* store = nullptr;
+  const ir::Load* a = nullptr;
+  const ir::Load* b = nullptr;
+  bool is_signed = true;
+};
+// Empty when `body` is one, filling `out`; else why not.
+std::string MatchInt8MultiplyAdd(const ir::Stmt& body, const ir::Variable* step, Int8MultiplyAdd* out);
+bool HasLoad(const ir::Expr& e);
+bool IndicesUse(const std::vector<ir::Expr>& indices, const ir::Variable* v);
 
 // True if e contains a Load, or an integer Div/Mod whose divisor is not a non-zero
 // constant: evaluating it on a branch Select did not choose could fault.

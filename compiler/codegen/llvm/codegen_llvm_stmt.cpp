@@ -3,6 +3,7 @@
 #include <llvm/IR/Constants.h>
 
 #include "codegen_llvm_internal.h"
+#include "tunefarm/compiler/ir/loop_annotations.h"
 
 namespace tunefarm::codegen {
 
@@ -62,6 +63,12 @@ void CodeGenLLVM::EmitFor(const ir::For* op) {
     return;
   }
   if (op->kind == ir::ForKind::kParallel) return EmitParallelFor(op);
+  if (HasMatrixMultiplyAnnotation(op)) {
+    MatrixMultiply mm;
+    const std::string mmla_blocker = MatchMatrixMultiply(op, &mm);
+    if (mmla_blocker.empty()) return EmitMatrixMultiply(mm);
+    mmla_blockers_[op->body.as<ir::For>()->body.as<ir::For>()] = mmla_blocker;
+  }
 
   llvm::Type* var_type = LLVMType(op->loop_var.dtype());
   llvm::Value* begin = builder_.CreateIntCast(EmitExpr(op->min), var_type, true);
@@ -100,6 +107,9 @@ void CodeGenLLVM::EmitFor(const ir::For* op) {
       props.push_back(LoopProperty("llvm.loop.vectorize.width", static_cast<int>(*const_extent)));
     }
     md = LoopMetadata(props);
+  }
+  if (md == nullptr && op->annotations.count(ir::kMatrixMultiplyAnnotation) > 0) {
+    md = LoopMetadata({MatrixMultiplyFallback(op)});
   }
   EmitSerialLoop(op->loop_var, begin, end, op->body, md);
 }

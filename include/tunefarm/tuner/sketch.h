@@ -97,6 +97,15 @@ struct CpuSketchConfig {
   // vector_lanes: 4 on AArch64 with dotprod and 128-bit vectors (sdot), 0
   // where there is none. From the target (CpuSketchDefaultsFor), not a knob.
   int64_t dot_product_lanes = 0;
+  // Such a reduction may instead be tiled for the target's int8 matrix
+  // multiply instructions, a third value of the same sampled choice: 2 rows x
+  // 2 columns x 8 reduction steps innermost, annotated
+  // pragma_matrix_multiply_accumulate (sketch_cpu_dot.cpp). Offered only
+  // where matrix_multiply_tiles is set.
+  bool int8_matrix_multiply = true;
+  // Whether the target has them: AArch64 with i8mm (`smmla`, `ummla`). From
+  // the target (CpuSketchDefaultsFor), not a knob.
+  bool matrix_multiply_tiles = false;
 };
 
 // The rules' defaults for a target's vector unit: vector_lanes is the f32
@@ -104,7 +113,8 @@ struct CpuSketchConfig {
 // max_vector_register_tile an eighth of its vector registers (4 of 32, 2 of
 // 16), so the register tile's vectors fit the register file; the rest are
 // the struct's defaults; dot_product_lanes is 4 on AArch64 with dotprod
-// and NEON-width vectors, else 0.
+// and NEON-width vectors, else 0; matrix_multiply_tiles is set on AArch64
+// with i8mm and NEON-width vectors.
 CpuSketchConfig CpuSketchDefaultsFor(const Target& target);
 
 // Reads a rule-set file over `defaults`; a missing key keeps its default, an

@@ -20,6 +20,16 @@ inline constexpr const char* kAutoUnrollMaxStepAnnotation = "pragma_auto_unroll_
 inline constexpr const char* kDotProductAnnotation = "pragma_dot_product";
 inline constexpr int64_t kDotProductSteps = 4;
 
+// On a reduction loop of extent kMatrixMultiplySteps that is the whole body
+// of a loop of 2 (the columns, j), itself the whole body of a loop of 2 (the
+// rows, i): the nest is a 2 x 2 tile of int8 dot products
+// (acc[i, j] = acc[i, j] + i32(a_i8[i, k]) * i32(b_i8[j, k])), emitted as one
+// `smmla`/`ummla` on AArch64 with i8mm (codegen_llvm_mmla.cpp). The value is
+// kMatrixMultiplySteps. Elsewhere, or on a nest of another shape, it changes
+// nothing: the generic code computes the same sums.
+inline constexpr const char* kMatrixMultiplyAnnotation = "pragma_matrix_multiply_accumulate";
+inline constexpr int64_t kMatrixMultiplySteps = 8;
+
 // Asks the code generator to unroll the loop's body explicitly; accepted and
 // kept on the loop.
 inline constexpr const char* kUnrollExplicitAnnotation = "pragma_unroll_explicit";
@@ -41,6 +51,7 @@ inline constexpr const char* kLoopAnnotations[] = {
     kUnrollExplicitAnnotation,
     kDotProductAnnotation,
     kDoubleBufferAnnotation,
+    kMatrixMultiplyAnnotation,
 };
 
 }  // namespace tunefarm::ir

@@ -1,0 +1,92 @@
+// The int8 qemu tests' harness (sketch_int8_dot_qemu_test.cpp,
+// sketch_int8_mmla_qemu_test.cpp): a workload's default program run by the
+// interpreter on random inputs, and AArch64 objects of scheduled programs
+// run on the same inputs under qemu-aarch64 by the object loader's driver
+// (tests/runtime/aarch64/), whose outputs must equal it exactly.
+#pragma once
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "../runtime/aarch64/driver_run.h"
+#include "sketch_test_util.h"
+
+namespace tunefarm::tuner::testing {
+
+inline ir::PrimFunc Lowered(const std::string& text) {
+  auto w = ParseWorkload(text);
+  EXPECT_TRUE(w.ok()) << w.status().ToString();
+  auto f = LowerToPrimFunc(*w);
+  EXPECT_TRUE(f.ok()) << f.status().ToString();
+  return *f;
+}
+
+// The workload's default program run by the interpreter on random inputs,
+// and a scratch folder holding those inputs (in<i>) for the driver. Holds
+// `base` by reference: it must outlive the Reference.
+class Reference {
+ public:
+  explicit Reference(const ir::PrimFunc& base) : base_(base) {
+    std::mt19937_64 rng(11);
+    for (size_t i = 0; i < base.params.size(); ++i) {
+      expected_.push_back(HostBuffer::Like(base.params[i]));
+      if (i < base.num_inputs) expected_.back().FillRandom(rng);
+    }
+    for (size_t i = 0; i < base.num_inputs; ++i) {
+      dir_.Write("in" + std::to_string(i), expected_[i].data(), size_t(expected_[i].size_bytes()));
+    }
+    std::vector<HostBuffer*> pointers;
+    for (HostBuffer& b : expected_) pointers.push_back(&b);
+    Status s = Interpret(base, pointers);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+  }
+
+  // Runs `object` (emitted from `scheduled`) under qemu as program `sub`.
+  ::testing::AssertionResult Matches(const ir::PrimFunc& scheduled, const std::string& object, const std::string& sub) {
+    std::filesystem::create_directories(dir_.path() / sub);
+    dir_.Write(sub + "/kernel.o", object);
+    dir_.Write(sub + "/manifest.txt", tunefarm::testing::KernelRunManifest(base_, scheduled, [&](size_t i) {
+                 return i < base_.num_inputs ? "../in" + std::to_string(i) : std::string("-");
+               }));
+    auto [rc, output] = dir_.RunDriver(sub);
+    if (rc != 0) return ::testing::AssertionFailure() << "driver exit " << rc << ": " << output;
+    for (size_t i = base_.num_inputs; i < base_.params.size(); ++i) {
+      const std::string bytes = dir_.Read(sub + "/out" + std::to_string(i));
+      HostBuffer actual = HostBuffer::Like(base_.params[i]);
+      if (bytes.size() != size_t(actual.size_bytes())) return ::testing::AssertionFailure() << "output " << i << " size";
+      std::memcpy(actual.data(), bytes.data(), bytes.size());
+      CompareResult r = CompareBuffers(actual, expected_[i], 0, 0);
+      if (!r.equal) return ::testing::AssertionFailure() << base_.params[i]->name << ": " << r.message;
+    }
+    std::filesystem::remove_all(dir_.path() / sub);
+    return ::testing::AssertionSuccess();
+  }
+
+ private:
+  const ir::PrimFunc& base_;
+  std::vector<HostBuffer> expected_;
+  tunefarm::testing::RunDir dir_;
+};
+
+// The suite's gmm_int8 at M x N x K; `constant_b`: B is constant (weights),
+// its packed copy made ahead of the calls (split_prepack.h).
+inline std::string GmmInt8(int64_t m, int64_t n, int64_t k, bool constant_b = false) {
+  std::ifstream in(std::string(TUNEFARM_SOURCE_DIR) + "/configs/workloads/gmm_int8.tf");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string sizes = "M = 512, N = 512, K = 512";
+  const size_t at = text.find(sizes);
+  EXPECT_NE(at, std::string::npos) << text;
+  if (at == std::string::npos) return text;
+  text.replace(at, sizes.size(), "M = " + std::to_string(m) + ", N = " + std::to_string(n) + ", K = " + std::to_string(k));
+  const std::string b = "B = input i8";
+  const size_t b_at = text.find(b);
+  EXPECT_NE(b_at, std::string::npos) << text;
+  if (constant_b && b_at != std::string::npos) text.replace(b_at, b.size(), "B = input const i8");
+  return text;
+}
+
+}  // namespace tunefarm::tuner::testing
