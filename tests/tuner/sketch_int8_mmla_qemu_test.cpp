@@ -76,6 +76,7 @@ TEST(SketchInt8MmlaQemuTest, HandScheduledNestsMatchTheInterpreter) {
   const std::vector<Case> cases = {
       {"rows: an 8-byte load per row", Gemm(6, 10, 24, "i8", true), false},
       {"rows, j outside i", Gemm(4, 6, 16, "i8", true), true},
+      {"the tile one 16-byte load (N = 2)", Gemm(4, 2, 16, "i8", true), false},
       {"unsigned", Gemm(6, 10, 24, "u8", true), false},
       {"columns: a 30-byte span", Gemm(2, 4, 8, "i8", false), false},
       {"columns: bytes gathered", Gemm(4, 12, 16, "i8", false), false},

@@ -117,6 +117,18 @@ TEST(CodegenMmlaTest, SmmlaOnAArch64WithI8mm) {
   EXPECT_NE(Assembly(*f, "llvm -mtriple=aarch64-linux-gnu -mcpu=neoverse-v1").find("smmla\tv"), std::string::npos);
 }
 
+// Operands in mmla order and a contiguous tile: each one 16-byte load.
+// (A[i, k] of K = 8 is both rows' 8 bytes in a row; C of N = 2 the tile.)
+TEST(CodegenMmlaTest, InOrderOperandsAndTileAreWholeLoads) {
+  auto f = ScheduleTile(Gemm(4, 2, 8), {});
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  const std::string ir = LlvmIR(*f, kMmlaTarget, 0);
+  EXPECT_NE(ir.find("load <4 x i32>"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("store <4 x i32>"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("load <16 x i8>"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("neon.smmla"), std::string::npos) << ir;
+}
+
 TEST(CodegenMmlaTest, UmmlaForUnsignedOperands) {
   auto f = ScheduleTile(Gemm(4, 6, 16, "u8", "u8"), {.b_outer = true});
   ASSERT_TRUE(f.ok()) << f.status().ToString();
