@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -87,6 +88,34 @@ inline std::string GmmInt8(int64_t m, int64_t n, int64_t k, bool constant_b = fa
   EXPECT_NE(b_at, std::string::npos) << text;
   if (constant_b && b_at != std::string::npos) text.replace(b_at, b.size(), "B = input const i8");
   return text;
+}
+
+// A hand-built nest: a workload text, and whether B's loop goes outside A's.
+struct HandBuiltCase {
+  std::string name, text;
+  bool b_outer;
+};
+
+// Each case's default program scheduled by `schedule`, emitted for
+// `target_text`, holds at least one instruction `count` finds in the object,
+// and equals the interpreter under qemu.
+inline void ExpectHandBuiltNestsMatch(const std::string& target_text, const std::vector<HandBuiltCase>& cases,
+                                      const std::function<Result<ir::PrimFunc>(const ir::PrimFunc&, bool)>& schedule,
+                                      const std::function<int(const std::string&)>& count) {
+  auto target = Target::Parse(target_text);
+  ASSERT_TRUE(target.ok()) << target.status().ToString();
+  int program = 0;
+  for (const HandBuiltCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    const ir::PrimFunc base = Lowered(c.text);
+    auto scheduled = schedule(base, c.b_outer);
+    ASSERT_TRUE(scheduled.ok()) << scheduled.status().ToString();
+    auto object = EmitObject(*scheduled, *target);
+    ASSERT_TRUE(object.ok()) << object.status().ToString();
+    EXPECT_GE(count(*object), 1);
+    Reference reference(base);
+    EXPECT_TRUE(reference.Matches(*scheduled, *object, "h" + std::to_string(program++)));
+  }
 }
 
 }  // namespace tunefarm::tuner::testing

@@ -67,31 +67,14 @@ Result<ir::PrimFunc> DotSchedule(const ir::PrimFunc& base, bool b_outer) {
 
 TEST(SketchInt8DotQemuTest, HandScheduledNestsMatchTheInterpreter) {
   ASSERT_TRUE(tunefarm::testing::ToolsPresent());
-  auto target = Target::Parse(kDotTarget);
-  ASSERT_TRUE(target.ok()) << target.status().ToString();
-  struct Case {
-    std::string name, text;
-    bool b_outer;
-  };
-  const std::vector<Case> cases = {
+  const std::vector<testing::HandBuiltCase> cases = {
       {"rows: a word per lane, A broadcast", Gemm(7, 12, 20, "i8", true), false},
       {"rows, j outside i", Gemm(5, 8, 12, "i8", true), true},
       {"unsigned", Gemm(7, 12, 20, "u8", true), false},
       {"columns: a 40-byte span", Gemm(3, 12, 8, "i8", false), false},
       {"columns: bytes gathered", Gemm(3, 24, 8, "i8", false), false},
   };
-  int program = 0;
-  for (const Case& c : cases) {
-    SCOPED_TRACE(c.name);
-    const ir::PrimFunc base = Lowered(c.text);
-    auto scheduled = DotSchedule(base, c.b_outer);
-    ASSERT_TRUE(scheduled.ok()) << scheduled.status().ToString();
-    auto object = EmitObject(*scheduled, *target);
-    ASSERT_TRUE(object.ok()) << object.status().ToString();
-    EXPECT_GE(DotInstructions(*object), 1);
-    Reference reference(base);
-    EXPECT_TRUE(reference.Matches(*scheduled, *object, "h" + std::to_string(program++)));
-  }
+  testing::ExpectHandBuiltNestsMatch(kDotTarget, cases, DotSchedule, DotInstructions);
 }
 
 // gmm_int8 at sizes the rules tile differently: N a multiple of 4 or

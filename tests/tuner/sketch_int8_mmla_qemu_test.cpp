@@ -67,13 +67,7 @@ Result<ir::PrimFunc> TileSchedule(const ir::PrimFunc& base, bool b_outer) {
 
 TEST(SketchInt8MmlaQemuTest, HandScheduledNestsMatchTheInterpreter) {
   ASSERT_TRUE(tunefarm::testing::ToolsPresent());
-  auto target = Target::Parse(kMmlaTarget);
-  ASSERT_TRUE(target.ok()) << target.status().ToString();
-  struct Case {
-    std::string name, text;
-    bool b_outer;
-  };
-  const std::vector<Case> cases = {
+  const std::vector<testing::HandBuiltCase> cases = {
       {"rows: an 8-byte load per row", Gemm(6, 10, 24, "i8", true), false},
       {"rows, j outside i", Gemm(4, 6, 16, "i8", true), true},
       {"the tile one 16-byte load (N = 2)", Gemm(4, 2, 16, "i8", true), false},
@@ -81,18 +75,7 @@ TEST(SketchInt8MmlaQemuTest, HandScheduledNestsMatchTheInterpreter) {
       {"columns: a 30-byte span", Gemm(2, 4, 8, "i8", false), false},
       {"columns: bytes gathered", Gemm(4, 12, 16, "i8", false), false},
   };
-  int program = 0;
-  for (const Case& c : cases) {
-    SCOPED_TRACE(c.name);
-    const ir::PrimFunc base = Lowered(c.text);
-    auto scheduled = TileSchedule(base, c.b_outer);
-    ASSERT_TRUE(scheduled.ok()) << scheduled.status().ToString();
-    auto object = EmitObject(*scheduled, *target);
-    ASSERT_TRUE(object.ok()) << object.status().ToString();
-    EXPECT_GE(MmlaInstructions(*object), 1);
-    Reference reference(base);
-    EXPECT_TRUE(reference.Matches(*scheduled, *object, "h" + std::to_string(program++)));
-  }
+  testing::ExpectHandBuiltNestsMatch(kMmlaTarget, cases, TileSchedule, MmlaInstructions);
 }
 
 // gmm_int8 at odd sizes: M or N odd (the vector axis padded to whole
