@@ -5,6 +5,7 @@
 // (tests/runtime/aarch64/), whose outputs must equal it exactly.
 #pragma once
 
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -88,6 +89,24 @@ inline std::string GmmInt8(int64_t m, int64_t n, int64_t k, bool constant_b = fa
   EXPECT_NE(b_at, std::string::npos) << text;
   if (constant_b && b_at != std::string::npos) text.replace(b_at, b.size(), "B = input const i8");
   return text;
+}
+
+// 32-bit instruction words of an AArch64 object that equal `pattern` under `mask`.
+inline int CountInstructionWords(const std::string& object, uint32_t mask, uint32_t pattern) {
+  int n = 0;
+  for (size_t at = 0; at + 4 <= object.size(); at += 4) {
+    uint32_t word = 0;
+    std::memcpy(&word, object.data() + at, 4);
+    n += (word & mask) == pattern;
+  }
+  return n;
+}
+
+// C[i, j] = sum(k) i32(A[i, k]) * i32(B[..]) with B [N, K] (`b_rows`) or [K, N].
+inline std::string Int8Gemm(int64_t m, int64_t n, int64_t k, const std::string& type, bool b_rows) {
+  return "workload mm(M = " + std::to_string(m) + ", N = " + std::to_string(n) + ", K = " + std::to_string(k) +
+         ") {\n  A = input " + type + "[M, K]\n  B = input " + type + (b_rows ? "[N, K]" : "[K, N]") +
+         "\n  C[i, j] = sum(k: K) i32(A[i, k]) * i32(" + (b_rows ? "B[j, k]" : "B[k, j]") + ")\n  output C\n}\n";
 }
 
 // A hand-built nest: a workload text, and whether B's loop goes outside A's.

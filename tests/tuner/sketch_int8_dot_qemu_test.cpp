@@ -25,6 +25,7 @@ namespace tunefarm::tuner {
 namespace {
 
 using testing::GmmInt8;
+using testing::Int8Gemm;
 using testing::Lowered;
 using testing::Reference;
 
@@ -32,20 +33,7 @@ constexpr const char* kDotTarget = "llvm -mtriple=aarch64-linux-gnu -mattr=+neon
 
 // 128-bit SDOT/UDOT (vector) words in an object: 0 1 U 01110 100 Rm 100101 Rn Rd.
 int DotInstructions(const std::string& object) {
-  int n = 0;
-  for (size_t at = 0; at + 4 <= object.size(); at += 4) {
-    uint32_t word = 0;
-    std::memcpy(&word, object.data() + at, 4);
-    n += (word & 0xDFE0FC00u) == 0x4E809400u;
-  }
-  return n;
-}
-
-// C[i, j] = sum(k) i32(A[i, k]) * i32(B[..]) with B [N, K] (`b_rows`) or [K, N].
-std::string Gemm(int64_t m, int64_t n, int64_t k, const std::string& type, bool b_rows) {
-  return "workload dot(M = " + std::to_string(m) + ", N = " + std::to_string(n) + ", K = " + std::to_string(k) +
-         ") {\n  A = input " + type + "[M, K]\n  B = input " + type + (b_rows ? "[N, K]" : "[K, N]") +
-         "\n  C[i, j] = sum(k: K) i32(A[i, k]) * i32(" + (b_rows ? "B[j, k]" : "B[k, j]") + ")\n  output C\n}\n";
+  return testing::CountInstructionWords(object, 0xDFE0FC00u, 0x4E809400u);
 }
 
 // i, j / 4, k / 4, j % 4 vectorized, k % 4 annotated; `b_outer` puts j / 4 first.
@@ -68,11 +56,11 @@ Result<ir::PrimFunc> DotSchedule(const ir::PrimFunc& base, bool b_outer) {
 TEST(SketchInt8DotQemuTest, HandScheduledNestsMatchTheInterpreter) {
   ASSERT_TRUE(tunefarm::testing::ToolsPresent());
   const std::vector<testing::HandBuiltCase> cases = {
-      {"rows: a word per lane, A broadcast", Gemm(7, 12, 20, "i8", true), false},
-      {"rows, j outside i", Gemm(5, 8, 12, "i8", true), true},
-      {"unsigned", Gemm(7, 12, 20, "u8", true), false},
-      {"columns: a 40-byte span", Gemm(3, 12, 8, "i8", false), false},
-      {"columns: bytes gathered", Gemm(3, 24, 8, "i8", false), false},
+      {"rows: a word per lane, A broadcast", Int8Gemm(7, 12, 20, "i8", true), false},
+      {"rows, j outside i", Int8Gemm(5, 8, 12, "i8", true), true},
+      {"unsigned", Int8Gemm(7, 12, 20, "u8", true), false},
+      {"columns: a 40-byte span", Int8Gemm(3, 12, 8, "i8", false), false},
+      {"columns: bytes gathered", Int8Gemm(3, 24, 8, "i8", false), false},
   };
   testing::ExpectHandBuiltNestsMatch(kDotTarget, cases, DotSchedule, DotInstructions);
 }

@@ -24,6 +24,7 @@ namespace tunefarm::tuner {
 namespace {
 
 using testing::GmmInt8;
+using testing::Int8Gemm;
 using testing::Lowered;
 using testing::Reference;
 
@@ -31,20 +32,7 @@ constexpr const char* kMmlaTarget = "llvm -mtriple=aarch64-linux-gnu -mattr=+neo
 
 // SMMLA/UMMLA (vector) words in an object: 0 1 U 01110 100 Rm 101001 Rn Rd.
 int MmlaInstructions(const std::string& object) {
-  int n = 0;
-  for (size_t at = 0; at + 4 <= object.size(); at += 4) {
-    uint32_t word = 0;
-    std::memcpy(&word, object.data() + at, 4);
-    n += (word & 0xDFE0FC00u) == 0x4E80A400u;
-  }
-  return n;
-}
-
-// C[i, j] = sum(k) i32(A[i, k]) * i32(B[..]) with B [N, K] (`b_rows`) or [K, N].
-std::string Gemm(int64_t m, int64_t n, int64_t k, const std::string& type, bool b_rows) {
-  return "workload mm(M = " + std::to_string(m) + ", N = " + std::to_string(n) + ", K = " + std::to_string(k) +
-         ") {\n  A = input " + type + "[M, K]\n  B = input " + type + (b_rows ? "[N, K]" : "[K, N]") +
-         "\n  C[i, j] = sum(k: K) i32(A[i, k]) * i32(" + (b_rows ? "B[j, k]" : "B[k, j]") + ")\n  output C\n}\n";
+  return testing::CountInstructionWords(object, 0xDFE0FC00u, 0x4E80A400u);
 }
 
 // i / 2, j / 2, k / 8, i % 2, j % 2, k % 8 (annotated); `b_outer` puts j / 2
@@ -68,12 +56,12 @@ Result<ir::PrimFunc> TileSchedule(const ir::PrimFunc& base, bool b_outer) {
 TEST(SketchInt8MmlaQemuTest, HandScheduledNestsMatchTheInterpreter) {
   ASSERT_TRUE(tunefarm::testing::ToolsPresent());
   const std::vector<testing::HandBuiltCase> cases = {
-      {"rows: an 8-byte load per row", Gemm(6, 10, 24, "i8", true), false},
-      {"rows, j outside i", Gemm(4, 6, 16, "i8", true), true},
-      {"the tile one 16-byte load (N = 2)", Gemm(4, 2, 16, "i8", true), false},
-      {"unsigned", Gemm(6, 10, 24, "u8", true), false},
-      {"columns: a 30-byte span", Gemm(2, 4, 8, "i8", false), false},
-      {"columns: bytes gathered", Gemm(4, 12, 16, "i8", false), false},
+      {"rows: an 8-byte load per row", Int8Gemm(6, 10, 24, "i8", true), false},
+      {"rows, j outside i", Int8Gemm(4, 6, 16, "i8", true), true},
+      {"the tile one 16-byte load (N = 2)", Int8Gemm(4, 2, 16, "i8", true), false},
+      {"unsigned", Int8Gemm(6, 10, 24, "u8", true), false},
+      {"columns: a 30-byte span", Int8Gemm(2, 4, 8, "i8", false), false},
+      {"columns: bytes gathered", Int8Gemm(4, 12, 16, "i8", false), false},
   };
   testing::ExpectHandBuiltNestsMatch(kMmlaTarget, cases, TileSchedule, MmlaInstructions);
 }
