@@ -102,13 +102,15 @@ TEST(InterpreterTest, ReductionSplitByANonReductionStatementKeepsAGuardedInit) {
   Buffer s = MakeBuffer("S", DataType::Float(32), {n});
   Var i("i"), k("k"), vi("vi"), vk("vk");
   // The reduction loop k sits above the spatial loop i but the nest under it
-  // also holds a second block, so the init cannot move out: it stays guarded.
+  // also holds a second block that reads S, so the init cannot move out: it
+  // stays guarded.
   Stmt block = Block::Make("S", {IterVar{vi, n, IterKind::kSpatial, i}, IterVar{vk, n, IterKind::kReduce, k}},
                            Store::Make(s, Expr(0.0), {vi}),
                            Store::Make(s, Load::Make(s, {vi}) + Load::Make(a, {vi, vk}), {vi}));
   Var j("j"), vj("vj");
   Buffer t = MakeBuffer("T", DataType::Float(32), {n});
-  Stmt other = Block::Make("T", {IterVar{vj, n, IterKind::kSpatial, j}}, Stmt(), Store::Make(t, Expr(1.0), {vj}));
+  Stmt other =
+      Block::Make("T", {IterVar{vj, n, IterKind::kSpatial, j}}, Stmt(), Store::Make(t, Load::Make(s, {vj}), {vj}));
   Stmt nest = For::Make(k, Expr(0), Expr(n), ForKind::kSerial,
                         SeqStmt::Make({For::Make(i, Expr(0), Expr(n), ForKind::kSerial, block),
                                        For::Make(j, Expr(0), Expr(n), ForKind::kSerial, other)}));
@@ -123,6 +125,7 @@ TEST(InterpreterTest, ReductionSplitByANonReductionStatementKeepsAGuardedInit) {
   ASSERT_TRUE(Interpret(f, {&ab, &s0, &t0}).ok());
   ASSERT_TRUE(Interpret(*lowered, {&ab, &s1, &t1}).ok());
   EXPECT_TRUE(CompareBuffers(s1, s0, 0, 0).equal);
+  EXPECT_TRUE(CompareBuffers(t1, t0, 0, 0).equal);
 }
 
 TEST(InterpreterTest, OutOfBoundsAccessIsAnErrorNamingTheBuffer) {
