@@ -9,6 +9,8 @@
 #include <cmath>
 
 #include "features_internal.h"
+#include "shared_bank_conflicts.h"
+#include "tunefarm/compiler/ir/loop_annotations.h"
 
 namespace tunefarm::costmodel::detail {
 
@@ -158,6 +160,9 @@ void Extractor::Run(const PrimFunc& f) {
   touched_.clear();
   num_allocs_ = 0;
   total_unique_bytes_ = 0;
+  double_buffer_depth_ = 0;
+  staged_.clear();
+  double_buffer_bytes_ = 0;
   Walk(f.body);
 }
 
@@ -179,12 +184,17 @@ void Extractor::Walk(const Stmt& s) {
       l.extent = ext ? std::max<int64_t>(*ext, 1) : 1;
       l.kind = op->kind;
       if (op->kind == ForKind::kThreadBinding) l.binding = ClassifyTag(op->thread_tag);
+      bool double_buffer = false;
       if (!op->annotations.empty()) {
         auto it = op->annotations.find("pragma_auto_unroll_max_step");
         if (it != op->annotations.end()) l.auto_unroll = it->second;
+        auto db = op->annotations.find(kDoubleBufferAnnotation);
+        double_buffer = db != op->annotations.end() && db->second != 0;
       }
       loops_.Push(l);
+      double_buffer_depth_ += double_buffer;
       Walk(op->body);
+      double_buffer_depth_ -= double_buffer;
       loops_.Pop();
       return;
     }
@@ -228,6 +238,13 @@ void Extractor::Walk(const Stmt& s) {
 void Extractor::OnStore(const Store* op) {
   StoreRow& row = rows_.emplace_back();
   row.buffer = op->buffer.get();
+  // A store into a shared buffer under a double-buffered loop is a stage
+  // LowerForCuda doubles (the fetch of the next tile into registers).
+  if (double_buffer_depth_ > 0 && op->buffer->scope == MemoryScope::kShared &&
+      std::find(staged_.begin(), staged_.end(), op->buffer.get()) == staged_.end()) {
+    staged_.push_back(op->buffer.get());
+    double_buffer_bytes_ += static_cast<double>(op->buffer->size_bytes());
+  }
   float* v = row.values.data();
   const int depth = loops_.depth();
 
@@ -251,6 +268,7 @@ void Extractor::OnStore(const Store* op) {
 
   AnalyzeAccesses(op, trip, float_ops_per_iter, v);
   DescribeNest(spatial, trip, float_ops_per_iter, row.nest.data());
+  if (v[kIsGpu] != 0.f) DescribeSharedLoads(row.gpu.data());
 
   for (const AllocRecord& a : allocs_) {
     if (a.buffer != op->buffer.get()) continue;
@@ -266,6 +284,34 @@ void Extractor::OnStore(const Store* op) {
   v[kOuterProd] = static_cast<float>(trip);
   v[kNumLoops] = static_cast<float>(depth);
   v[kAutoUnrollMaxStep] = static_cast<float>(auto_unroll);
+}
+
+void Extractor::DescribeSharedLoads(float* gpu) const {
+  double loads = 0, bytes = 0, vector_bytes = 0, ways_bytes = 0;
+  int min_lanes = 0, max_lanes = 0, max_ways = 0, max_scalar_ways = 0;
+  for (const Load* load : counter_.loads) {
+    if (load->buffer->scope != MemoryScope::kShared) continue;
+    const auto est = AnalyzeSharedAccess(*load->buffer, load->indices, loops_);
+    if (!est) continue;
+    const double b = load->buffer->dtype.bytes();
+    loads += 1;
+    bytes += b;
+    if (est->lanes >= 2) vector_bytes += b;
+    ways_bytes += b * est->ways;
+    min_lanes = min_lanes == 0 ? est->lanes : std::min(min_lanes, est->lanes);
+    max_lanes = std::max(max_lanes, est->lanes);
+    max_ways = std::max(max_ways, est->ways);
+    max_scalar_ways = std::max(max_scalar_ways, est->scalar_ways);
+  }
+  if (loads == 0) return;
+  gpu[kSharedLoads] = static_cast<float>(loads);
+  gpu[kSharedLoadBytes] = static_cast<float>(bytes);
+  gpu[kSharedVectorFraction] = static_cast<float>(vector_bytes / bytes);
+  gpu[kSharedMinLanes] = static_cast<float>(min_lanes);
+  gpu[kSharedMaxLanes] = static_cast<float>(max_lanes);
+  gpu[kBankConflictMax] = static_cast<float>(max_ways);
+  gpu[kBankConflictMean] = static_cast<float>(ways_bytes / bytes);
+  gpu[kBankConflictScalarMax] = static_cast<float>(max_scalar_ways);
 }
 
 void Extractor::DescribeLoops(uint64_t spatial_mask, float* v) const {

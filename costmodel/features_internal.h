@@ -32,6 +32,10 @@ class Extractor {
   int num_allocs() const { return num_allocs_; }
   // Unique bytes summed over every buffer block of every store (program feature).
   double total_unique_bytes() const { return total_unique_bytes_; }
+  // Bytes of the distinct shared buffers stored under a double-buffered
+  // loop (software_pipeline_double_buffer): the stages LowerForCuda doubles.
+  double double_buffer_bytes() const { return double_buffer_bytes_; }
+  bool double_buffered() const { return !staged_.empty(); }
 
  private:
   struct AllocRecord {
@@ -60,6 +64,9 @@ class Extractor {
   void Walk(const ir::Stmt& s);
   void OnStore(const ir::Store* op);
   void DescribeLoops(uint64_t spatial_mask, float* v) const;
+  // GpuFeature shared-load entries of the current store from counter_'s
+  // loads (shared_bank_conflicts.h); nothing outside thread-bound loops.
+  void DescribeSharedLoads(float* gpu) const;
   // Buffer blocks and the arithmetic-intensity curve (features_access.cpp).
   void AnalyzeAccesses(const ir::Store* op, double trip, double float_ops_per_iter, float* v);
   // Elements of `a`'s region with the loops at depth >= level varying
@@ -79,6 +86,9 @@ class Extractor {
   std::vector<const ir::BufferNode*> touched_;  // buffers accessed by earlier stores
   int num_allocs_ = 0;
   double total_unique_bytes_ = 0;
+  int double_buffer_depth_ = 0;  // double-buffered loops around the statement being visited
+  std::vector<const ir::BufferNode*> staged_;  // shared buffers stored under them (distinct)
+  double double_buffer_bytes_ = 0;
   OpCounter counter_;
   struct RawAccess {
     const ir::BufferNode* buffer;

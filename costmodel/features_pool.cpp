@@ -135,11 +135,16 @@ void ExtractFeatures(const ir::PrimFunc& lowered, float* out) {
   prog[kTotalFloatOps] = Log2p1(total_float_ops);
   prog[kTotalUniqueBytes] = Log2p1(ex.total_unique_bytes());
   float* nest = out + kNestOffset;
+  float* gpu = out + kGpuOffset;
   if (main) {
     std::copy(main->nest.begin(), main->nest.end(), nest);
+    std::copy(main->gpu.begin(), main->gpu.end(), gpu);
   } else {
     std::fill(nest, nest + kNestFeatures, 0.f);
+    std::fill(gpu, gpu + kGpuFeatures, 0.f);
   }
+  gpu[kDoubleBuffered] = ex.double_buffered() ? 1.f : 0.f;
+  gpu[kDoubleBufferBytes] = static_cast<float>(ex.double_buffer_bytes());
 }
 
 FeatureVector ExtractFeatures(const ir::PrimFunc& lowered) {
@@ -194,6 +199,11 @@ const char* const kNestNames[] = {"reg_tile_prod", "reg_tile_fast", "reg_tile_ac
                                   "l1_fill_bytes", "l2_fill_bytes", "est_cycles", "eff_lanes",
                                   "eff_instrs", "eff_cycles"};
 static_assert(std::size(kNestNames) == kNestFeatures - kRegTileProd);
+const char* const kGpuBlockNames[] = {"double_buffered",        "double_buffer_bytes", "shared_loads",
+                                      "shared_load_bytes",      "shared_vector_fraction", "shared_min_lanes",
+                                      "shared_max_lanes",       "bank_conflict_max",   "bank_conflict_mean",
+                                      "bank_conflict_scalar_max"};
+static_assert(std::size(kGpuBlockNames) == kGpuFeatures);
 
 std::string NestFeatureName(int k) {
   if (k < kRegTileProd) return "level" + std::to_string(k / kLevelFeatures) + "." + kLevelNames[k % kLevelFeatures];
@@ -229,7 +239,8 @@ std::string FeatureName(int index) {
   if (index < 2 * kStoreFeatures) return "max." + StoreFeatureName(index - kStoreFeatures);
   if (index < 3 * kStoreFeatures) return "main." + StoreFeatureName(index - 2 * kStoreFeatures);
   if (index < kNestOffset) return std::string("prog.") + kProgramNames[index - 3 * kStoreFeatures];
-  return "nest." + NestFeatureName(index - kNestOffset);
+  if (index < kGpuOffset) return "nest." + NestFeatureName(index - kNestOffset);
+  return std::string("gpu.") + kGpuBlockNames[index - kGpuOffset];
 }
 
 }  // namespace tunefarm::costmodel

@@ -60,7 +60,7 @@ int SlotWithBytes(const StoreRow& r, float bytes) {
 
 TEST(FeaturesTest, LayoutAndNames) {
   EXPECT_EQ(kStoreFeatures, 165);
-  EXPECT_EQ(kNumFeatures, 3 * 165 + kProgramFeatures + kNestFeatures);
+  EXPECT_EQ(kNumFeatures, 3 * 165 + kProgramFeatures + kNestFeatures + kGpuFeatures);
   std::set<std::string> names;
   for (int i = 0; i < kNumFeatures; ++i) names.insert(FeatureName(i));
   EXPECT_EQ(names.size(), static_cast<size_t>(kNumFeatures)) << "feature names must be unique";
@@ -68,6 +68,7 @@ TEST(FeaturesTest, LayoutAndNames) {
   EXPECT_EQ(FeatureName(kStoreFeatures + BufferFeatureIndex(1, kStride)), "max.buf1.stride");
   EXPECT_EQ(FeatureName(2 * kStoreFeatures + kOuterProd), "main.outer_prod");
   EXPECT_EQ(FeatureName(3 * kStoreFeatures + kNumStores), "prog.num_stores");
+  EXPECT_EQ(FeatureName(kGpuOffset + kBankConflictMax), "gpu.bank_conflict_max");
 }
 
 TEST(FeaturesTest, DefaultGmmCountsStridesAndReuse) {

@@ -11,7 +11,8 @@
 //   [2 * kStoreFeatures, 3 * kStoreFeatures) log2(1 + raw row of the main store),
 //                                          the one with the most float ops
 //   [3 * kStoreFeatures, kNestOffset)      program-level features (ProgramFeature)
-//   [kNestOffset, kNumFeatures)            the main store's loop-nest block (NestFeature)
+//   [kNestOffset, kGpuOffset)              the main store's loop-nest block (NestFeature)
+//   [kGpuOffset, kNumFeatures)             GPU shared-memory block (GpuFeature; zero on CPU)
 //
 // Why three poolings: Ansor predicts a score per store and sums them
 // (pack-sum); with one vector per program, the sum keeps the extensive
@@ -207,10 +208,33 @@ enum ProgramFeature : int {
   kProgramFeatures,
 };
 
-// Pooled rows, program features, then the main store's NestFeature block.
+// GPU shared-memory decisions that LowerForCodegen's output shows only
+// indirectly (zero on CPU targets). Double buffering is a loop annotation
+// here (LowerForCuda realises it); the load widths and bank conflicts are
+// static estimates for the main store's loads of shared buffers
+// (shared_bank_conflicts.h: the first warp's addresses, 32 banks of 4 bytes).
+// Raw values (no log).
+enum GpuFeature : int {
+  kDoubleBuffered = 0,   // 1 when a loop carries software_pipeline_double_buffer and stages a shared buffer
+  kDoubleBufferBytes,    // bytes of the shared buffers such loops stage (LowerForCuda allocates each twice)
+  kSharedLoads,          // loads of shared buffers in the main store (per execution)
+  kSharedLoadBytes,      // bytes those loads read per execution
+  kSharedVectorFraction, // fraction of those bytes read as 2- or 4-wide vectors (ld.shared.v2/v4)
+  kSharedMinLanes,       // narrowest estimated width among them, in elements (0: no shared load)
+  kSharedMaxLanes,       // widest
+  kBankConflictMax,      // worst bank-conflict ways among them (1: conflict-free; 0: none analysed)
+  kBankConflictMean,     // their ways averaged, weighted by bytes
+  kBankConflictScalarMax,// worst ways were every one of them read one element at a time
+  kGpuFeatures,
+};
+
+// Pooled rows, program features, the main store's NestFeature block, then
+// the GpuFeature block (appended last so that the indices before it keep
+// their meaning).
 inline constexpr int kNestOffset = 3 * kStoreFeatures + kProgramFeatures;
-inline constexpr int kNumFeatures = kNestOffset + kNestFeatures;
-static_assert(kNumFeatures == 616, "docs/costmodel.md documents 616 features");
+inline constexpr int kGpuOffset = kNestOffset + kNestFeatures;
+inline constexpr int kNumFeatures = kGpuOffset + kGpuFeatures;
+static_assert(kNumFeatures == 626, "docs/costmodel.md documents 626 features");
 
 // Offset of feature `f` of the `slot`-th buffer in a store row.
 constexpr int BufferFeatureIndex(int slot, BufferFeature f) { return kBufferBase + slot * kBufferFeatures + f; }
@@ -220,6 +244,9 @@ struct StoreRow {
   const ir::BufferNode* buffer = nullptr;  // the stored buffer
   std::array<float, kStoreFeatures> values{};
   std::array<float, kNestFeatures> nest{};  // NestFeature layout
+  // GpuFeature layout: the shared-load entries of this store (kSharedLoads
+  // onwards); the double-buffer entries are the program's and stay 0 here.
+  std::array<float, kGpuFeatures> gpu{};
 };
 
 using FeatureVector = std::vector<float>;  // kNumFeatures values
