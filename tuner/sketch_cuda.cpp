@@ -10,6 +10,7 @@
 #include "sketch_cpu_analysis.h"
 #include "sketch_cuda_cross_thread.h"
 #include "sketch_cuda_operand_layout.h"
+#include "sketch_cuda_shared_padding.h"
 #include "tunefarm/compiler/ir/ir_visitor.h"
 #include "tunefarm/compiler/ir/loop_annotations.h"
 
@@ -215,12 +216,20 @@ class CudaSketchPolicy : public SketchPolicy {
       // Without a reduction loop the copies are made once per thread tile.
       LoopRV stage_loop = r_tiles[0].empty() ? tx : r_tiles[0].back();
       TF_ASSIGN_OR_RETURN(bool doubled, SampleDoubleBuffer(sch, r_tiles[0], &stage_loop));
-      TF_RETURN_IF_ERROR(StageInputs(sch, copies, stage_loop, threads, failed_input, handled));
-      std::vector<BlockRV> staged;
-      for (const auto& copy : copies) staged.push_back(copy.second);
-      TF_RETURN_IF_ERROR(PackSharedOperands(sch, name, staged, runs));
+      std::vector<StagedCopy> staged;
+      TF_RETURN_IF_ERROR(StageInputs(sch, copies, stage_loop, threads, failed_input, handled, &staged));
+      std::vector<BlockRV> staged_blocks;
+      for (const StagedCopy& copy : staged) staged_blocks.push_back(copy.copy);
+      std::vector<std::string> packed;
+      TF_RETURN_IF_ERROR(PackSharedOperands(sch, name, staged_blocks, runs, &packed));
+      // Padded as laid out: after packing, which it leaves alone.
+      if (config_.storage_align) {
+        TF_RETURN_IF_ERROR(PadSharedRows(sch, name, staged, packed, runs, config_.storage_align_factor,
+                                         config_.storage_align_offsets));
+      }
       // Checked here, not when built: a draw over the limit costs a draw,
-      // not a trial. A double-buffered stage takes its tiles twice.
+      // not a trial. A double-buffered stage takes its tiles twice; padded
+      // rows count with their padding.
       const int64_t shared = SharedBytes(sch.func(), *handled) * (doubled ? 2 : 1);
       if (shared > config_.max_shared_bytes) {
         return Status::FailedPrecondition("tile " + name + ": " + std::to_string(shared) + " bytes of shared memory");
@@ -299,8 +308,10 @@ class CudaSketchPolicy : public SketchPolicy {
   // Each input copied into shared memory once per outer reduction tile, by
   // all the block's threads together: the copy's loops fused and split into
   // (rounds, threads, vector), the thread part bound to the block's threads.
+  // Each copy with the width its fetch was vectorized to goes to *staged.
   Status StageInputs(Schedule& sch, const std::vector<std::pair<int, BlockRV>>& copies, LoopRV stage_loop,
-                     int64_t threads, int* failed_input, std::set<std::string>* handled) const {
+                     int64_t threads, int* failed_input, std::set<std::string>* handled,
+                     std::vector<StagedCopy>* staged) const {
     for (const auto& [read_index, copy] : copies) {
       if (Status placed = sch.ComputeAt(copy, stage_loop); !placed.ok()) {
         *failed_input = read_index;
@@ -317,6 +328,7 @@ class CudaSketchPolicy : public SketchPolicy {
       std::vector<LoopRV> own(all.begin() + std::ptrdiff_t(depth), all.end());
       TF_ASSIGN_OR_RETURN(std::string copy_name, sch.BlockName(copy));
       handled->insert(copy_name);
+      staged->push_back({copy, 1});
       if (own.empty()) continue;
       TF_ASSIGN_OR_RETURN(LoopRV fused, FuseAll(sch, own));
       TF_ASSIGN_OR_RETURN(ValueRV lanes_rv, sch.SampleCategorical(config_.fetch_vector_lanes,
@@ -327,6 +339,8 @@ class CudaSketchPolicy : public SketchPolicy {
         TF_ASSIGN_OR_RETURN(std::vector<LoopRV> parts, sch.Split(fused, {-1, threads, lanes}));
         TF_RETURN_IF_ERROR(sch.Bind(parts[1], "threadIdx.x"));
         TF_RETURN_IF_ERROR(sch.Vectorize(parts[2]));
+        staged->back().fetch_lanes = lanes;
+        staged->back().fetch_guarded = extent % (threads * lanes) != 0;
       } else {
         TF_ASSIGN_OR_RETURN(std::vector<LoopRV> parts, sch.Split(fused, {-1, threads}));
         TF_RETURN_IF_ERROR(sch.Bind(parts[1], "threadIdx.x"));

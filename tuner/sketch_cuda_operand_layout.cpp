@@ -21,10 +21,9 @@ const Block* FindBlock(const PrimFunc& f, const std::string& name) {
   return found;
 }
 
-// The spatial axis (its position among the block's spatial iteration
-// variables) that alone indexes dimension `dim` of every load of `buffer`
-// in `block`, or -1.
-int AxisIndexing(const Block& block, const std::string& buffer, size_t dim) {
+}  // namespace
+
+int IndexingSpatialAxis(const Block& block, const std::string& buffer, size_t dim) {
   int axis = -1;
   bool consistent = true;
   bool seen = false;
@@ -50,8 +49,11 @@ int AxisIndexing(const Block& block, const std::string& buffer, size_t dim) {
   return consistent ? axis : -1;
 }
 
+namespace {
+
 struct Packing {
   BlockRV copy;
+  std::string buffer;
   int dim;
   int64_t factor;
 };
@@ -74,7 +76,7 @@ Result<std::vector<int64_t>> ThreadRuns(const Schedule& sch, const std::vector<s
 }
 
 Status PackSharedOperands(Schedule& sch, const std::string& block_name, const std::vector<BlockRV>& copies,
-                          const std::vector<int64_t>& runs) {
+                          const std::vector<int64_t>& runs, std::vector<std::string>* packed) {
   const Block* block = FindBlock(sch.func(), block_name);
   if (block == nullptr) return Status::Internal("pack shared operands: no block " + block_name);
   std::vector<Packing> packings;
@@ -86,11 +88,11 @@ Status PackSharedOperands(Schedule& sch, const std::string& block_name, const st
     const Buffer& buffer = copy_block->body.as<Store>()->buffer;
     if (buffer->scope != MemoryScope::kShared) continue;
     for (size_t d = 0; d + 1 < buffer->shape.size(); ++d) {
-      const int axis = AxisIndexing(*block, buffer->name, d);
+      const int axis = IndexingSpatialAxis(*block, buffer->name, d);
       if (axis < 0 || size_t(axis) >= runs.size()) continue;
       for (int64_t factor : {4, 2}) {
         if (runs[size_t(axis)] % factor == 0 && buffer->shape[d] % factor == 0) {
-          packings.push_back({copy, int(d), factor});
+          packings.push_back({copy, buffer->name, int(d), factor});
           break;
         }
       }
@@ -101,7 +103,10 @@ Status PackSharedOperands(Schedule& sch, const std::string& block_name, const st
   if (sch.Get(pack) == 0) return Status::OK();
   // Packing a dimension leaves the others where they are, so each later
   // dimension of the same copy keeps its position.
-  for (const Packing& p : packings) TF_RETURN_IF_ERROR(sch.PackLayout(p.copy, p.dim, p.factor, p.dim));
+  for (const Packing& p : packings) {
+    TF_RETURN_IF_ERROR(sch.PackLayout(p.copy, p.dim, p.factor, p.dim));
+    if (packed) packed->push_back(p.buffer);
+  }
   return Status::OK();
 }
 

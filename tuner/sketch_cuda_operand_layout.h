@@ -36,8 +36,14 @@ Result<std::vector<int64_t>> ThreadRuns(const Schedule& sch, const std::vector<s
 // decision in the trace for the block) and, if so, packs each packable
 // dimension by 4 (else 2) into a new innermost dimension (PackLayout at the
 // dimension's own position). Nothing is sampled where nothing is packable,
-// so a block the rule cannot help draws as before.
+// so a block the rule cannot help draws as before. The names of the
+// buffers packed go to *packed (if not null).
 Status PackSharedOperands(Schedule& sch, const std::string& block, const std::vector<BlockRV>& copies,
-                          const std::vector<int64_t>& runs);
+                          const std::vector<int64_t>& runs, std::vector<std::string>* packed = nullptr);
+
+// The spatial axis (its position among `block`'s spatial iteration
+// variables) that alone indexes dimension `dim` of every load of `buffer`
+// in `block`, or -1 (none, several, or a reduction variable among them).
+int IndexingSpatialAxis(const ir::Block& block, const std::string& buffer, size_t dim);
 
 }  // namespace tunefarm::tuner

@@ -13,7 +13,9 @@
 //      two stages or more, whether the stage is double-buffered (sampled;
 //      the outer reduction loops fused into one, annotated
 //      kDoubleBufferAnnotation, its tiles counted twice against the shared
-//      memory limit); an auto-unroll depth sampled;
+//      memory limit); per shared copy whose rows can be padded, whether to
+//      pad them and by which row stride (storage_align against bank
+//      conflicts; sketch_cuda_shared_padding.h); an auto-unroll depth sampled;
 //   2b. where a reduction is long and its spatial work little (softmax and
 //      norm rows, batch-1 dense; OffersCrossThread), a sampled choice beside
 //      rule 2: cross-thread reduction, the reduction split over the threads
@@ -52,6 +54,9 @@ struct CudaSketchConfig {
   bool shared_inputs = true;             // stage the reduction's inputs in shared memory
   bool double_buffer = true;             // sample double-buffering the shared stage (two stages or more)
   std::vector<int64_t> fetch_vector_lanes = {1, 2, 4};  // cooperative fetch vector widths
+  bool storage_align = true;             // sample padding the rows of shared copies (storage_align)
+  int64_t storage_align_factor = 32;     // a padded row's stride is taken modulo this many 4-byte banks
+  std::vector<int64_t> storage_align_offsets = {1, 2, 3, 4};  // candidate strides modulo the factor
   std::vector<int64_t> unroll_steps = {0, 16, 64, 512, 1024};  // pragma_auto_unroll_max_step
   std::vector<int64_t> elementwise_threads = {64, 128, 256, 512, 1024};  // rule 3's block sizes
   bool inline_elementwise = true;        // rule 1
