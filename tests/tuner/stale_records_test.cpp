@@ -163,7 +163,7 @@ TEST_F(StaleRecordsTest, KernelBuildPrefersThisToolchainAndNamesAnOlderOne) {
   ASSERT_TRUE(Tune(fresh.get(), 8).ok());
   auto older = OlderLog(fresh.get());
   KernelBuildOptions options;
-  auto only_older = BuildKernelFromLog(testing::SmallMatmul(), Target::Host(), older.get(), options);
+  auto only_older = BuildKernelFromLog(testing::SmallMatmul(), testing::LoopTarget(), older.get(), options);
   ASSERT_TRUE(only_older.ok()) << only_older.status().ToString();
   EXPECT_EQ(only_older->level, database::FallbackLevel::kSameArch);
   EXPECT_EQ(only_older->record_other_toolchain, kOlderToolchain);
@@ -176,7 +176,7 @@ TEST_F(StaleRecordsTest, KernelBuildPrefersThisToolchainAndNamesAnOlderOne) {
   current.run_secs = {1.0};
   auto id = older->CommitRecord(current);
   ASSERT_TRUE(id.ok()) << id.status().ToString();
-  auto served = BuildKernelFromLog(testing::SmallMatmul(), Target::Host(), older.get(), options);
+  auto served = BuildKernelFromLog(testing::SmallMatmul(), testing::LoopTarget(), older.get(), options);
   ASSERT_TRUE(served.ok()) << served.status().ToString();
   EXPECT_EQ(served->level, database::FallbackLevel::kSameDevice);
   EXPECT_EQ(served->record_id, *id);
