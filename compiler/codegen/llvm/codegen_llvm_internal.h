@@ -150,6 +150,19 @@ class CodeGenLLVM {
   llvm::Value* VectorLoad(const ir::Load* op, llvm::Value* ptr, llvm::Value* flat);
   llvm::Value* DeinterleavedLoad(llvm::Type* elem, llvm::Value* base, llvm::Value* flat, int stride, llvm::Align align);
   void VectorStore(const ir::Store* op, llvm::Value* value, llvm::Value* ptr, llvm::Value* flat);
+  // The masked memory intrinsics, always at a power-of-two width: a vector of
+  // another width (9 lanes, a span of 18) is padded with disabled lanes and
+  // the result cut back. `mask` may be null (every lane on).
+  llvm::Value* MaskedLoad(llvm::Type* vec_type, llvm::Value* ptr, llvm::Align align, llvm::Value* mask,
+                          llvm::Value* passthru);
+  llvm::Value* MaskedGather(llvm::Type* vec_type, llvm::Value* ptrs, llvm::Align align, llvm::Value* mask,
+                            llvm::Value* passthru);
+  void MaskedStore(llvm::Value* value, llvm::Value* ptr, llvm::Align align, llvm::Value* mask);
+  void MaskedScatter(llvm::Value* value, llvm::Value* ptrs, llvm::Align align, llvm::Value* mask);
+  // `v` (a vector) with lanes appended up to `lanes`, each a lane of zero.
+  llvm::Value* PadLanes(llvm::Value* v, unsigned lanes);
+  // The first `lanes` lanes of `v`.
+  llvm::Value* CutLanes(llvm::Value* v, unsigned lanes);
   // The live-lane mask for a region under `cond` (a scalar cond is splat): mask_ & cond.
   llvm::Value* CombineMask(llvm::Value* cond);
   // Emits `emit` only if some lane of mask_ is live (for uniform loads/stores under a mask).

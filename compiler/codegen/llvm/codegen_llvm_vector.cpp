@@ -8,6 +8,7 @@
 // VectorizeBlocker decides first whether widening preserves the serial
 // semantics; when it does not, the loop stays scalar (see EmitFor).
 #include <llvm/IR/Constants.h>
+#include <llvm/Support/MathExtras.h>
 
 #include <set>
 
@@ -279,7 +280,7 @@ llvm::Value* CodeGenLLVM::VectorLoad(const ir::Load* op, llvm::Value* base, llvm
     if (stride == 1) {
       llvm::Value* ptr = builder_.CreateInBoundsGEP(elem, base, builder_.CreateExtractElement(flat, uint64_t{0}));
       if (mask_ != nullptr) {
-        v = builder_.CreateMaskedLoad(vec_type, ptr, align, mask_, zero);
+        v = MaskedLoad(vec_type, ptr, align, mask_, zero);
       } else {
         v = builder_.CreateAlignedLoad(vec_type, ptr, align);
       }
@@ -287,7 +288,7 @@ llvm::Value* CodeGenLLVM::VectorLoad(const ir::Load* op, llvm::Value* base, llvm
       v = DeinterleavedLoad(elem, base, flat, int(*stride), align);
     } else {
       llvm::Value* ptrs = builder_.CreateInBoundsGEP(elem, base, flat);
-      v = builder_.CreateMaskedGather(vec_type, ptrs, align, mask_, zero);
+      v = MaskedGather(vec_type, ptrs, align, mask_, zero);
     }
   }
   if (op->dtype.is_bool()) v = builder_.CreateICmpNE(v, llvm::Constant::getNullValue(v->getType()));
@@ -312,7 +313,7 @@ llvm::Value* CodeGenLLVM::DeinterleavedLoad(llvm::Type* elem, llvm::Value* base,
   llvm::Value* lane_mask = mask_ != nullptr ? mask_ : llvm::ConstantInt::getTrue(llvm::FixedVectorType::get(builder_.getInt1Ty(), lanes_));
   llvm::Value* off = llvm::Constant::getNullValue(lane_mask->getType());
   llvm::Value* span_mask = builder_.CreateShuffleVector(lane_mask, off, spread);
-  llvm::Value* wide = builder_.CreateMaskedLoad(span_type, ptr, align, span_mask, llvm::Constant::getNullValue(span_type));
+  llvm::Value* wide = MaskedLoad(span_type, ptr, align, span_mask, llvm::Constant::getNullValue(span_type));
   return builder_.CreateShuffleVector(wide, pick);
 }
 
@@ -339,13 +340,88 @@ void CodeGenLLVM::VectorStore(const ir::Store* op, llvm::Value* value, llvm::Val
   if (FlatStride(op->buffer, op->indices) == 1) {
     llvm::Value* ptr = builder_.CreateInBoundsGEP(elem, base, builder_.CreateExtractElement(flat, uint64_t{0}));
     if (mask_ != nullptr) {
-      builder_.CreateMaskedStore(value, ptr, align, mask_);
+      MaskedStore(value, ptr, align, mask_);
     } else {
       builder_.CreateAlignedStore(value, ptr, align);
     }
     return;
   }
-  builder_.CreateMaskedScatter(value, builder_.CreateInBoundsGEP(elem, base, flat), align, mask_);
+  MaskedScatter(value, builder_.CreateInBoundsGEP(elem, base, flat), align, mask_);
+}
+
+// LLVM 16 widens a masked intrinsic of another width to a power of two
+// itself, and there it can miscompile: a stride-2 convolution's 9-lane padded
+// row copy (masked loads whose first and last lanes are off) read wrong
+// values once the loop around it was unrolled, on every x86 CPU, and only
+// through llvm.masked.load (tests/compiler/codegen/masked_width_test.cpp).
+// Padding to the power of two here, with the extra lanes off, takes the path
+// every power-of-two vector takes; the cost is the same.
+namespace {
+unsigned LanesOf(llvm::Value* v) { return llvm::cast<llvm::FixedVectorType>(v->getType())->getNumElements(); }
+unsigned PowerOfTwoAtLeast(unsigned n) { return unsigned(llvm::PowerOf2Ceil(n)); }
+}  // namespace
+
+llvm::Value* CodeGenLLVM::PadLanes(llvm::Value* v, unsigned lanes) {
+  const unsigned have = LanesOf(v);
+  if (have == lanes) return v;
+  std::vector<int> pick(lanes);
+  for (unsigned i = 0; i < lanes; ++i) pick[i] = int(i < have ? i : have);  // lane `have`: the zero vector's first
+  return builder_.CreateShuffleVector(v, llvm::Constant::getNullValue(v->getType()), pick);
+}
+
+llvm::Value* CodeGenLLVM::CutLanes(llvm::Value* v, unsigned lanes) {
+  if (LanesOf(v) == lanes) return v;
+  std::vector<int> pick(lanes);
+  for (unsigned i = 0; i < lanes; ++i) pick[i] = int(i);
+  return builder_.CreateShuffleVector(v, pick);
+}
+
+namespace {
+// An all-lanes-on mask for a null one, so that padding can turn lanes off.
+llvm::Value* MaskOrAllOn(llvm::IRBuilder<>& b, llvm::Value* mask, unsigned lanes) {
+  return mask != nullptr ? mask : llvm::ConstantInt::getTrue(llvm::FixedVectorType::get(b.getInt1Ty(), lanes));
+}
+}  // namespace
+
+llvm::Value* CodeGenLLVM::MaskedLoad(llvm::Type* vec_type, llvm::Value* ptr, llvm::Align align, llvm::Value* mask,
+                                     llvm::Value* passthru) {
+  auto* type = llvm::cast<llvm::FixedVectorType>(vec_type);
+  const unsigned lanes = type->getNumElements(), wide = PowerOfTwoAtLeast(lanes);
+  if (wide == lanes) return builder_.CreateMaskedLoad(vec_type, ptr, align, mask, passthru);
+  auto* wide_type = llvm::FixedVectorType::get(type->getElementType(), wide);
+  llvm::Value* v = builder_.CreateMaskedLoad(wide_type, ptr, align, PadLanes(MaskOrAllOn(builder_, mask, lanes), wide),
+                                             PadLanes(passthru, wide));
+  return CutLanes(v, lanes);
+}
+
+llvm::Value* CodeGenLLVM::MaskedGather(llvm::Type* vec_type, llvm::Value* ptrs, llvm::Align align, llvm::Value* mask,
+                                       llvm::Value* passthru) {
+  auto* type = llvm::cast<llvm::FixedVectorType>(vec_type);
+  const unsigned lanes = type->getNumElements(), wide = PowerOfTwoAtLeast(lanes);
+  if (wide == lanes) return builder_.CreateMaskedGather(vec_type, ptrs, align, mask, passthru);
+  auto* wide_type = llvm::FixedVectorType::get(type->getElementType(), wide);
+  llvm::Value* v = builder_.CreateMaskedGather(wide_type, PadLanes(ptrs, wide), align,
+                                              PadLanes(MaskOrAllOn(builder_, mask, lanes), wide), PadLanes(passthru, wide));
+  return CutLanes(v, lanes);
+}
+
+void CodeGenLLVM::MaskedStore(llvm::Value* value, llvm::Value* ptr, llvm::Align align, llvm::Value* mask) {
+  const unsigned lanes = LanesOf(value), wide = PowerOfTwoAtLeast(lanes);
+  if (wide == lanes) {
+    builder_.CreateMaskedStore(value, ptr, align, mask);
+    return;
+  }
+  builder_.CreateMaskedStore(PadLanes(value, wide), ptr, align, PadLanes(MaskOrAllOn(builder_, mask, lanes), wide));
+}
+
+void CodeGenLLVM::MaskedScatter(llvm::Value* value, llvm::Value* ptrs, llvm::Align align, llvm::Value* mask) {
+  const unsigned lanes = LanesOf(value), wide = PowerOfTwoAtLeast(lanes);
+  if (wide == lanes) {
+    builder_.CreateMaskedScatter(value, ptrs, align, mask);
+    return;
+  }
+  builder_.CreateMaskedScatter(PadLanes(value, wide), PadLanes(ptrs, wide), align,
+                               PadLanes(MaskOrAllOn(builder_, mask, lanes), wide));
 }
 
 }  // namespace tunefarm::codegen
