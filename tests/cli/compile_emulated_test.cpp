@@ -10,6 +10,7 @@
 
 #include "cli_test_util.h"
 #include "tunefarm/compiler/lower/lower.h"
+#include "tunefarm/compiler/codegen/llvm/toolchain.h"
 #include "tunefarm/compiler/schedule/schedule.h"
 #include "tunefarm/compiler/target.h"
 #include "tunefarm/compiler/workload/workload_parser.h"
@@ -62,7 +63,7 @@ class CompileEmulatedTest : public CliFolderTest {
     record.workload_hash = StructuralHashHex(workload_);
     record.target.target = Target::Parse(kBoard).value().ToString();
     record.target.fingerprint = {"aarch64", {"+neon"}, emulated ? "cortex-a72-emulated" : "cortex-a72",
-                                 emulated ? 2 : 4, "tuner-built lowering-r1"};
+                                 emulated ? 2 : 4, "tuner-built lowering-r" + std::to_string(kLoweringRevision)};
     record.trace = trace_;
     record.run_secs = {seconds};
     record.worker = emulated ? "ci:cpu#3" : "pi:cpu#1";

@@ -5,6 +5,7 @@
 // the TuningLog service's GetBest marks such an answer. A real board's
 // record, however slow, replaces it everywhere.
 #include "service_test_util.h"
+#include "tunefarm/compiler/codegen/llvm/toolchain.h"
 
 namespace tunefarm::daemon::testing {
 namespace {
@@ -25,7 +26,7 @@ database::TuningRecord CommitBoardRecord(ServiceHarness& h, const Workload& w, c
   record.workload_hash = stored.hash;
   record.target.target = target->ToString();
   record.target.fingerprint = {"aarch64", {"+neon"}, emulated ? "cortex-a72-emulated" : "cortex-a72",
-                               emulated ? 2 : 4, "tuner-built lowering-r1"};
+                               emulated ? 2 : 4, "tuner-built lowering-r" + std::to_string(kLoweringRevision)};
   record.trace = trace;
   record.run_secs = {secs};
   record.worker = emulated ? "ci:cpu#7" : "pi:cpu#1";

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "job_manager_test_util.h"
+#include "tunefarm/compiler/codegen/llvm/toolchain.h"
 
 namespace tunefarm::daemon {
 namespace {
@@ -21,7 +22,7 @@ WorkerInfo GpuWorkerInfo() {
   info.fingerprint.isa = "cuda";
   info.fingerprint.arch = "sm_90";
   info.fingerprint.cores = 132;
-  info.fingerprint.toolchain = "nvrtc lowering-r1";
+  info.fingerprint.toolchain = "nvrtc lowering-r" + std::to_string(kLoweringRevision);
   info.host_target = "cuda -arch=sm_90";
   return info;
 }

@@ -259,7 +259,7 @@ TEST_F(FleetE2E, TunerBuiltRecordsNameTheDaemonsToolchain) {
   ASSERT_EQ(job.tasks_size(), 1);
   auto records = Records(job.tasks(0).workload_hash());
   ExpectOneRecordPerTrial(records, 8);
-  // "llvm-16 lowering-r1" (CodegenToolchain) of the daemon's build.
+  // "llvm-16 lowering-r2" (CodegenToolchain) of the daemon's build.
   for (const auto& r : records) {
     EXPECT_EQ(r.target.fingerprint.toolchain.rfind("llvm-", 0), 0u) << r.target.fingerprint.toolchain;
     EXPECT_NE(r.target.fingerprint.toolchain.find(" lowering-r"), std::string::npos) << r.target.fingerprint.toolchain;

@@ -20,9 +20,13 @@ namespace tunefarm {
 //   (none) "llvm-16": every record before revisions were recorded.
 //   1  2026-11-24: floor `/` and `%` split off the divisor's multiple; vector
 //      loops unrolled by the unroll pass count steps per vector.
-inline constexpr int kLoweringRevision = 1;
+//   2  2026-11-29: a reduction's init leaves the outer reduction loop when
+//      that loop also holds copy stages; a constant 0 in a unit dimension
+//      reads as that dimension's iteration variable in reverse_compute_at;
+//      masked loads and stores are emitted at a power-of-two width.
+inline constexpr int kLoweringRevision = 2;
 
-// "llvm-<LLVM major> lowering-r<kLoweringRevision>", e.g. "llvm-16 lowering-r1".
+// "llvm-<LLVM major> lowering-r<kLoweringRevision>", e.g. "llvm-16 lowering-r2".
 std::string CodegenToolchain();
 
 }  // namespace tunefarm
