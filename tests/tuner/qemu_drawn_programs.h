@@ -31,13 +31,14 @@ inline int ProgramCount(const char* env, int fallback) {
 }
 
 // Draws up to `wanted` distinct programs for the workload file `path`
-// (shrunk) from the rules for `target_text`, runs each under qemu with
-// -cpu `qemu_cpu` ("" for qemu's default) and expects the interpreter's
-// outputs. Records the count run as the test property "programs".
+// (shrunk to about `elements` elements) from the rules for `target_text`,
+// runs each under qemu with -cpu `qemu_cpu` ("" for qemu's default) and
+// expects the interpreter's outputs. Records the count run as the test
+// property "programs".
 inline void CheckDrawnProgramsUnderQemu(const std::string& path, const std::string& target_text,
-                                        const std::string& qemu_cpu, int wanted) {
+                                        const std::string& qemu_cpu, int wanted, double elements = 6e4) {
   ASSERT_TRUE(tunefarm::testing::ToolsPresent());
-  const ir::PrimFunc base = ShrunkDefault(path);
+  const ir::PrimFunc base = ShrunkDefault(path, elements);
   auto target = Target::Parse(target_text);
   ASSERT_TRUE(target.ok()) << target.status().ToString();
   auto policy = MakeSketchPolicy(*target, std::string(TUNEFARM_SOURCE_DIR) + "/configs");

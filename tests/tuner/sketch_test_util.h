@@ -39,10 +39,12 @@ inline std::vector<std::string> SuiteFiles() {
   return files;
 }
 
-inline ir::PrimFunc ShrunkDefault(const std::string& path) {
+// The default program of the workload file `path`, shrunk to about
+// `elements` elements.
+inline ir::PrimFunc ShrunkDefault(const std::string& path, double elements = 6e4) {
   std::ifstream in(path);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto w = ShrinkWorkload(text, path, {}, 6e4);
+  auto w = ShrinkWorkload(text, path, {}, elements);
   EXPECT_TRUE(w.ok()) << w.status().ToString();
   auto f = LowerToPrimFunc(*w);
   EXPECT_TRUE(f.ok());
