@@ -1,5 +1,6 @@
 // The CPU rule set: its knobs' file (TOML, sketch_knobs.h) and its entry
 // in the table of rule sets per target kind (sketch_registry.h).
+#include <algorithm>
 #include <set>
 
 #include "sketch_knobs.h"
@@ -14,7 +15,12 @@ namespace tunefarm::tuner {
 CpuSketchConfig CpuSketchDefaultsFor(const Target& target) {
   CpuSketchConfig c;
   c.vector_lanes = std::max(1, target.VectorBits() / 32);
-  c.max_vector_register_tile = std::max(1, target.VectorRegisters() / 8);
+  // The register tile's vectors along the vector axis: the most V for which
+  // V x 4 accumulators, the V vectors loaded per reduction step and one
+  // broadcast fit the register file -- 3 of 16 registers, so that AVX2 holds
+  // 24 output channels (3 x 8 lanes) in one tile -- and at most 4: wider
+  // tiles on 32-register targets (6) have not been measured.
+  c.max_vector_register_tile = std::clamp((target.VectorRegisters() - 1) / 5, 1, 4);
   // sdot: 4 i32 lanes of 4 bytes each in a 128-bit register. With a fixed
   // SVE length the vector loop is wider than one sdot; no dot products then.
   // (HasFeature is asked only on AArch64: another triple warns of the name.)

@@ -33,8 +33,8 @@ TEST(SketchVectorUnitTest, DefaultsComeFromTheTarget) {
     int64_t register_vectors;
   };
   for (const Case& c : {Case{kNeon, 4, 4}, Case{"llvm -mtriple=aarch64-linux-gnu -mcpu=neoverse-n1", 4, 4},
-                        Case{"llvm -mtriple=x86_64-linux-gnu -mcpu=haswell", 8, 2},
-                        Case{"llvm -mtriple=x86_64-linux-gnu -mcpu=x86-64", 4, 2},
+                        Case{"llvm -mtriple=x86_64-linux-gnu -mcpu=haswell", 8, 3},
+                        Case{"llvm -mtriple=x86_64-linux-gnu -mcpu=x86-64", 4, 3},
                         Case{"llvm -mtriple=x86_64-linux-gnu -mcpu=znver4", 16, 4}}) {
     const CpuSketchConfig config = CpuSketchDefaultsFor(MustParse(c.target));
     EXPECT_EQ(config.vector_lanes, c.lanes) << c.target;
@@ -111,6 +111,50 @@ TEST(SketchVectorUnitTest, DrawnNeonProgramsCompileForAArch64) {
     ASSERT_TRUE(object.ok()) << c->trace.ToText() << "\n" << object.status().ToString();
     EXPECT_EQ(object->substr(0, 4), "\x7f" "ELF");
   }
+}
+
+// The last decision of the register tile along the vector axis: the
+// sample_perfect_tile of the loop split off whole `lanes`-wide vectors
+// (split(l, [-1, lanes])); 0 when the program has none.
+int64_t VectorsPerRegisterTile(const Trace& trace, int64_t lanes) {
+  std::string vector_count_loop;
+  for (const Instruction& in : trace.instructions()) {
+    if (in.kind == InstructionKind::kSplit && in.args.size() == 2 && in.args[1].kind == TraceArg::Kind::kList &&
+        in.args[1].list.size() == 2 && in.args[1].list[1].value == lanes && in.args[1].list[0].value == -1) {
+      vector_count_loop = in.outputs[0];
+    }
+    if (in.kind == InstructionKind::kSamplePerfectTile && !vector_count_loop.empty() &&
+        in.args[0].ref == vector_count_loop && !in.decision.empty()) {
+      return in.decision.back();
+    }
+  }
+  return 0;
+}
+
+// A 1x1 convolution to 24 output channels (MobileNet-V2's projections) on
+// AVX2: the channels are 3 vectors of 8 lanes, and the register tile may
+// hold all three (12 accumulators with 4 pixels, 3 weight vectors and a
+// broadcast: 16 registers). With at most 2 vectors per tile it held one,
+// and its kernels stayed at half of oneDNN's speed. Drawn programs with the
+// 3-vector tile compute what the default program does, at an odd width.
+TEST(SketchVectorUnitTest, Avx2RegisterTilesHoldThreeVectorsOf24Channels) {
+  std::ifstream in(std::string(TUNEFARM_SOURCE_DIR) + "/configs/layers/mobilenet_v2_b1_conv1x1_c144_k24_h56_s1.tf");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const ir::PrimFunc f = testing::LowerWithOverrides(text, {{"C", 16}, {"H", 6}, {"W", 7}});
+  const Target avx2 = MustParse("llvm -mtriple=x86_64-linux-gnu -mcpu=haswell");
+  auto policy = MakeSketchPolicy(avx2, std::string(TUNEFARM_SOURCE_DIR) + "/configs");
+  ASSERT_TRUE(policy.ok()) << policy.status().ToString();
+  EvolutionarySearch search(f, policy->get(), SearchOptions{}, /*seed=*/3);
+  int three = 0;
+  for (int i = 0; i < 200 && three < 4; ++i) {
+    auto c = search.Sample();
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    if (VectorsPerRegisterTile(c->trace, 8) != 3) continue;
+    ++three;
+    SCOPED_TRACE(c->trace.ToText());
+    testing::ExpectSameAsDefault(f, c->func, /*jit=*/true);
+  }
+  EXPECT_EQ(three, 4) << "the rules drew fewer than 4 programs with a 3-vector register tile in 200";
 }
 
 }  // namespace

@@ -104,8 +104,11 @@ TEST_F(WarmStartTest, MeasuredBatchesAreCheckedAgainstTheTransferRecords) {
   EXPECT_EQ(r.transfer_records, 40u);
   // The default schedule, then five batches of 8: with the first batch the
   // own-records model has its 8 rows; the next four are ranked by both
-  // (28 pairs each, fewer only where two measured times are equal).
-  EXPECT_GE(r.pairs, 3u * 28u);
+  // (28 pairs each, fewer where two measured times are equal: the test
+  // device times a program the same whenever it is measured, and the loop
+  // measures a new best again). How many tie depends on the drawn programs,
+  // so the count is bounded by more than two batches' pairs and by four's.
+  EXPECT_GT(r.pairs, 2u * 28u);
   EXPECT_LE(r.pairs, 4u * 28u);
   EXPECT_FALSE(r.dropped);
   EXPECT_EQ(model.dataset().num_workloads(), 2u);

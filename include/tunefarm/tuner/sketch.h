@@ -110,8 +110,9 @@ struct CpuSketchConfig {
 
 // The rules' defaults for a target's vector unit: vector_lanes is the f32
 // lanes of its widest vector (16 with AVX-512, 8 with AVX2, 4 with NEON) and
-// max_vector_register_tile an eighth of its vector registers (4 of 32, 2 of
-// 16), so the register tile's vectors fit the register file; the rest are
+// max_vector_register_tile the most vectors V for which a V x 4 accumulator
+// tile, V loaded vectors and a broadcast fit its vector registers, at most 4
+// (4 of 32, 3 of 16), so the register tile's vectors fit the register file; the rest are
 // the struct's defaults; dot_product_lanes is 4 on AArch64 with dotprod
 // and NEON-width vectors, else 0; matrix_multiply_tiles is set on AArch64
 // with i8mm and NEON-width vectors.
