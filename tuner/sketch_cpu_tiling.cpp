@@ -128,6 +128,22 @@ Status ReductionTiler::SampleStrideClasses() {
   return Status::OK();
 }
 
+// Whole vectors the register tile may hold along a vector axis of `vectors`
+// vectors: divisors up to the largest power of two within
+// max_vector_register_tile (2 on AVX2), or up to max_vector_register_tile
+// itself (3) where those leave only the 1-vector tile -- 24 output channels
+// are 3 vectors of AVX2's 8 lanes. Why not 3 everywhere: on dense+bias+relu's
+// 384 vectors the 3-vector tiles thinned the 2-vector ones, and its 150-trial
+// kernels lost 7.6 % at one thread over four seeds (docs/tuning-benchmarks.md).
+static int64_t VectorTileCap(int64_t vectors, int64_t cap) {
+  int64_t power_of_two = 1;
+  while (power_of_two * 2 <= cap) power_of_two *= 2;
+  for (int64_t d = 2; d <= power_of_two; ++d) {
+    if (vectors % d == 0) return power_of_two;
+  }
+  return cap;
+}
+
 // Each spatial loop split into spatial_levels tiles (the vector axis into
 // whole vectors first, the stride classes off first), each reduction loop
 // into reduce_levels.
@@ -145,7 +161,8 @@ Status ReductionTiler::SplitLoops() {
       TF_ASSIGN_OR_RETURN(std::vector<LoopRV> halves, sch_.Split(loop, {-1, lanes_}));
       loop = halves[0];
       vector_loop_ = halves[1];
-      max_inner = config_.max_vector_register_tile;
+      TF_ASSIGN_OR_RETURN(int64_t vectors, sch_.LoopExtent(loop));
+      max_inner = VectorTileCap(vectors, config_.max_vector_register_tile);
     } else if (i == axis_) {
       max_inner = config_.max_vector_lanes;
     }
@@ -210,8 +227,8 @@ Result<std::vector<int64_t>> ReductionTiler::RegisterTileFloors() const {
     TF_ASSIGN_OR_RETURN(extent[i], sch_.LoopExtent(spatial_[i]));
     if (classes_outer_ && i != axis_ && shape_.class_stride[i] > 1) extent[i] /= shape_.class_stride[i];
     cap[i] = config_.max_inner_tile;
-    if (i == axis_) cap[i] = forced_lanes_ ? config_.max_vector_register_tile : 0;  // lanes, not vectors: no floor
     if (i == axis_ && forced_lanes_) extent[i] /= lanes_;
+    if (i == axis_) cap[i] = forced_lanes_ ? VectorTileCap(extent[i], config_.max_vector_register_tile) : 0;  // lanes: no floor
     if (InnerUnits(i) > 0) cap[i] = 0;
   }
   int64_t want = config_.register_tile_floor;
