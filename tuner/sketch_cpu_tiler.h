@@ -60,6 +60,7 @@ class ReductionTiler {
 
  private:
   Status PlaceCopy(const PackedCopy& p, std::vector<std::string>* placed);
+  Result<bool> VectorizePhaseCopy(const PackedCopy& p);
   Status CopyAxisInputs();
   bool PadFits(size_t axis) const;
   std::vector<int64_t> PadMultiples(size_t axis) const;
