@@ -212,8 +212,8 @@ Result<bool> ReductionTiler::VectorizePhaseCopy(const PackedCopy& p) {
   TF_RETURN_IF_ERROR(sch_.Reorder({parts[1], parts[0]}));
   LoopRV row = parts[0];
   TF_ASSIGN_OR_RETURN(int64_t row_extent, sch_.LoopExtent(row));
-  // A phase's row longer than a vector loop may be (224 columns: 112) is
-  // copied a vector at a time.
+  // A phase's row longer than a vector loop may be (a 224-wide image padded
+  // to 225: 113) is copied a vector at a time.
   if (row_extent > config_.max_vector_lanes) {
     TF_ASSIGN_OR_RETURN(std::vector<LoopRV> vectors, sch_.Split(row, {-1, lanes_}));
     row = vectors[1];

