@@ -7,6 +7,7 @@
 #include "tunefarm/compiler/lower/decompose_strided_gather.h"
 #include "tunefarm/compiler/ir/ir_visitor.h"
 #include "tunefarm/compiler/lower/lower_blocks.h"
+#include "tunefarm/compiler/lower/promote_accumulators.h"
 #include "tunefarm/compiler/ir/simplify.h"
 #include "tunefarm/compiler/lower/unroll_loops.h"
 
@@ -108,6 +109,7 @@ Result<PrimFunc> LowerForCodegen(const PrimFunc& f) {
   out.body = LowerBlocks(out.body);
   out.body = UnrollLoops(out.body);
   out.body = Simplify(out.body);
+  out.body = PromoteAccumulators(out.body);
   return out;
 }
 

@@ -28,6 +28,8 @@ Result<ir::PrimFunc> LowerToPrimFunc(const Workload& w, const LowerOptions& opti
 //      nests (or guarded stores), predicates become ifs.
 //   2. UnrollLoops: small loops under "pragma_auto_unroll_max_step" unroll.
 //   3. Simplify: fold index arithmetic, drop unit loops and decided ifs.
+//   4. PromoteAccumulators: a register tile updated inside a larger local
+//      accumulator buffer gets a buffer of its own around its reduction.
 Result<ir::PrimFunc> LowerForCodegen(const ir::PrimFunc& f);
 
 }  // namespace tunefarm
