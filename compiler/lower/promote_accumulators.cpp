@@ -1,5 +1,6 @@
 #include "tunefarm/compiler/lower/promote_accumulators.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
@@ -53,6 +54,10 @@ class AccessScan : public IRVisitor {
     IRVisitor::VisitIfThenElse(op);
     --if_depth_;
   }
+  void VisitAllocate(const Allocate* op) override {
+    if (op->buffer.get() == buffer_) opaque = true;  // another lifetime of B
+    IRVisitor::VisitAllocate(op);
+  }
   void VisitBarrier(const Barrier*) override { opaque = true; }
   void VisitBlock(const Block*) override { opaque = true; }
   void VisitLoad(const Load* op) override {
@@ -101,7 +106,7 @@ bool ReadsMemoryOrAny(const Expr& e, const std::set<const Variable*>& vars) {
 // when none is).
 struct Window {
   std::vector<Expr> rest;
-  std::vector<const For*> loop;
+  std::vector<const For*> loops;
 };
 
 std::optional<Window> FindWindow(const std::vector<Expr>& indices, const AccessScan& scan) {
@@ -121,7 +126,7 @@ std::optional<Window> FindWindow(const std::vector<Expr>& indices, const AccessS
     if (!linear) return std::nullopt;
     if (inner == nullptr) {
       window.rest.push_back(index);
-      window.loop.push_back(nullptr);
+      window.loops.push_back(nullptr);
       continue;
     }
     auto it = scan.loops.find(inner);
@@ -131,8 +136,8 @@ std::optional<Window> FindWindow(const std::vector<Expr>& indices, const AccessS
     const int64_t* min = AsConstInt(loop->min);
     if (loop->kind != ForKind::kUnrolled && loop->kind != ForKind::kVectorized) return std::nullopt;
     if (extent == nullptr || *extent < 1 || min == nullptr || *min != 0) return std::nullopt;
-    window.rest.push_back(Simplify(Substitute(index, {{inner, Expr(int64_t{0})}})));
-    window.loop.push_back(loop);
+    window.rest.push_back(Simplify(Substitute(index, {{inner, MakeConst(inner->dtype, 0)}})));
+    window.loops.push_back(loop);
   }
   return window;
 }
@@ -144,10 +149,18 @@ struct Promotion {
   Window window;
 };
 
-std::optional<Promotion> PlanPromotion(const Stmt& loop, const Buffer& buffer) {
+// `bound`: the loop variables around `loop`. A variable bound again under it
+// would make one name stand for two loops.
+std::optional<Promotion> PlanPromotion(const Stmt& loop, const Buffer& buffer, const std::set<const Variable*>& bound) {
   AccessScan scan(buffer.get());
   scan.Visit(loop);
-  if (scan.opaque || scan.guarded || scan.stores == 0 || scan.stores == int(scan.accesses.size())) return std::nullopt;
+  if (scan.opaque || scan.guarded) return std::nullopt;
+  // An accumulation reads and writes the window; a window only written
+  // (an init) or only read gains nothing from registers.
+  if (scan.stores == 0 || scan.stores == int(scan.accesses.size())) return std::nullopt;
+  for (const Variable* v : scan.defined) {
+    if (bound.count(v) > 0) return std::nullopt;
+  }
   const std::vector<Expr>& indices = *scan.accesses.front();
   for (const std::vector<Expr>* other : scan.accesses) {
     if (other->size() != indices.size()) return std::nullopt;
@@ -159,7 +172,7 @@ std::optional<Promotion> PlanPromotion(const Stmt& loop, const Buffer& buffer) {
   if (!window) return std::nullopt;
   std::vector<int64_t> shape;
   std::set<const Variable*> window_vars;
-  for (const For* l : window->loop) {
+  for (const For* l : window->loops) {
     if (l == nullptr) continue;
     shape.push_back(*AsConstInt(l->extent));
     window_vars.insert(l->loop_var.get());
@@ -167,7 +180,7 @@ std::optional<Promotion> PlanPromotion(const Stmt& loop, const Buffer& buffer) {
   // Without a loop that leaves the window in place there is nothing to keep
   // in registers across iterations.
   bool reduces = false;
-  for (const auto& [var, fors] : scan.loops) reduces = reduces || window_vars.count(var) == 0;
+  for (const auto& entry : scan.loops) reduces = reduces || window_vars.count(entry.first) == 0;
   if (!reduces) return std::nullopt;
   if (shape.empty()) shape.push_back(1);
   Buffer tile = MakeBuffer(buffer->name + "_tile", buffer->dtype, shape, MemoryScope::kLocal);
@@ -178,36 +191,39 @@ std::optional<Promotion> PlanPromotion(const Stmt& loop, const Buffer& buffer) {
 // The tile's indices for the window's loop variables (or for copies' own).
 std::vector<Expr> TileIndices(const Window& window, const std::vector<Var>& vars) {
   std::vector<Expr> tile;
-  for (size_t d = 0; d < window.loop.size(); ++d) {
-    if (window.loop[d] != nullptr) tile.push_back(vars[d]);
+  for (size_t d = 0; d < window.loops.size(); ++d) {
+    if (window.loops[d] != nullptr) tile.push_back(vars[d]);
   }
   if (tile.empty()) tile.push_back(Expr(int64_t{0}));
   return tile;
 }
 
-// Copies the window into the tile (`into_tile`) or back, one loop per
-// window dimension: unrolled, and vectorized for the innermost when the
-// reduction vectorizes it too.
-Stmt CopyNest(const Promotion& p, bool into_tile) {
+enum class CopyDirection { kIntoTile, kOutOfTile };
+
+// Copies the window into the tile or back, one loop per window dimension:
+// unrolled, and vectorized for the innermost when the reduction vectorizes
+// it too.
+Stmt CopyNest(const Promotion& p, CopyDirection direction) {
   const Window& w = p.window;
-  std::vector<Var> vars(w.loop.size());
+  std::vector<Var> vars(w.loops.size());
   std::vector<Expr> full;
-  for (size_t d = 0; d < w.loop.size(); ++d) {
-    if (w.loop[d] == nullptr) {
+  for (size_t d = 0; d < w.loops.size(); ++d) {
+    if (w.loops[d] == nullptr) {
       full.push_back(w.rest[d]);
       continue;
     }
-    vars[d] = Var(w.loop[d]->loop_var.name() + (into_tile ? "_in" : "_out"));
+    const Var& original = w.loops[d]->loop_var;
+    vars[d] = Var(original.name() + (direction == CopyDirection::kIntoTile ? "_in" : "_out"), original.dtype());
     full.push_back(Simplify(w.rest[d] + Expr(vars[d])));
   }
   std::vector<Expr> tile = TileIndices(w, vars);
-  Stmt body = into_tile ? Store::Make(p.tile, Load::Make(p.from, full), tile)
+  Stmt body = direction == CopyDirection::kIntoTile ? Store::Make(p.tile, Load::Make(p.from, full), tile)
                         : Store::Make(p.from, Load::Make(p.tile, tile), full);
   bool innermost = true;
-  for (size_t d = w.loop.size(); d-- > 0;) {
-    if (w.loop[d] == nullptr) continue;
-    ForKind kind = innermost && w.loop[d]->kind == ForKind::kVectorized ? ForKind::kVectorized : ForKind::kUnrolled;
-    body = For::Make(vars[d], Expr(int64_t{0}), w.loop[d]->extent, kind, body);
+  for (size_t d = w.loops.size(); d-- > 0;) {
+    if (w.loops[d] == nullptr) continue;
+    ForKind kind = innermost && w.loops[d]->kind == ForKind::kVectorized ? ForKind::kVectorized : ForKind::kUnrolled;
+    body = For::Make(vars[d], MakeConst(vars[d].dtype(), 0), w.loops[d]->extent, kind, body);
     innermost = false;
   }
   return body;
@@ -236,9 +252,9 @@ class Retarget : public IRMutator {
     return nullptr;
   }
   static std::vector<Expr> Indices(const Promotion& p) {
-    std::vector<Var> vars(p.window.loop.size());
+    std::vector<Var> vars(p.window.loops.size());
     for (size_t d = 0; d < vars.size(); ++d) {
-      if (p.window.loop[d] != nullptr) vars[d] = p.window.loop[d]->loop_var;
+      if (p.window.loops[d] != nullptr) vars[d] = p.window.loops[d]->loop_var;
     }
     return TileIndices(p.window, vars);
   }
@@ -256,37 +272,67 @@ class Promoter : public IRMutator {
   }
 
   Stmt MutateFor(const For* op, const Stmt& self) override {
-    // Under a vectorized loop every lane is an iteration of its own: a tile
-    // there would be one slot for all of them.
+    // The code generator widens a vectorized loop only when its body holds no
+    // allocation and no loop: a tile under one would leave it scalar.
     if (vector_depth_ == 0 && (op->kind == ForKind::kSerial || op->kind == ForKind::kUnrolled)) {
       std::vector<Promotion> promotions;
       for (const Buffer& buffer : local_) {
-        if (std::optional<Promotion> p = PlanPromotion(self, buffer)) promotions.push_back(*p);
+        if (std::optional<Promotion> p = PlanPromotion(self, buffer, bound_)) promotions.push_back(*p);
       }
-      if (!promotions.empty()) {
-        // The outermost loop that qualifies takes the window; nothing under it
-        // is promoted again.
-        Stmt result = Retarget(promotions).Mutate(self);
-        for (const Promotion& p : promotions) {
-          result = Allocate::Make(p.tile, SeqStmt::Make({CopyNest(p, true), result, CopyNest(p, false)}));
-        }
-        return result;
-      }
+      if (!promotions.empty()) return Promote(op, self, promotions);
     }
+    return Descend(op, self);
+  }
+
+ private:
+  // The outermost loop that qualifies takes a buffer's window; the buffers
+  // it does not take may still qualify further in.
+  Stmt Promote(const For* op, const Stmt& self, const std::vector<Promotion>& promotions) {
+    Stmt retargeted = Retarget(promotions).Mutate(self);
+    const std::vector<Buffer> saved = local_;
+    std::erase_if(local_, [&](const Buffer& b) {
+      return std::any_of(promotions.begin(), promotions.end(), [&](const Promotion& p) { return p.from == b; });
+    });
+    Stmt result = Descend(retargeted.as<For>(), retargeted);
+    local_ = saved;
+    for (const Promotion& p : promotions) {
+      result = Allocate::Make(p.tile, SeqStmt::Make({CopyNest(p, CopyDirection::kIntoTile), result,
+                                                     CopyNest(p, CopyDirection::kOutOfTile)}));
+    }
+    return result;
+  }
+
+  Stmt Descend(const For* op, const Stmt& self) {
     const bool vectorized = op->kind == ForKind::kVectorized;
     vector_depth_ += vectorized;
+    bound_.insert(op->loop_var.get());
     Stmt result = IRMutator::MutateFor(op, self);
+    bound_.erase(op->loop_var.get());
     vector_depth_ -= vectorized;
     return result;
   }
 
- private:
-  std::vector<Buffer> local_;  // local buffers allocated around the statement being mutated
-  int vector_depth_ = 0;       // vectorized loops around it
+  std::vector<Buffer> local_;             // local buffers allocated around the statement being mutated
+  std::set<const Variable*> bound_;       // the loop variables around it
+  int vector_depth_ = 0;                  // vectorized loops around it
 };
+
+bool HasThreadBoundLoop(const Stmt& s) {
+  bool found = false;
+  PostOrderVisit(s, [&](const IRNode* n) {
+    found = found || (n->kind == IRNodeKind::kFor && static_cast<const For*>(n)->kind == ForKind::kThreadBinding);
+  });
+  return found;
+}
 
 }  // namespace
 
-Stmt PromoteAccumulators(const Stmt& s) { return Promoter().Mutate(s); }
+Stmt PromoteAccumulators(const Stmt& s) {
+  // A GPU kernel's accumulators are its threads' own, and the CUDA generator
+  // lowers without this pass: the cost model's view of the kernel (this
+  // pass's output) must stay the code that runs.
+  if (HasThreadBoundLoop(s)) return s;
+  return Promoter().Mutate(s);
+}
 
 }  // namespace tunefarm::ir

@@ -40,11 +40,13 @@ bool HasTile(const ir::PrimFunc& f, const std::string& name) {
 TEST(PromoteAccumulatorsTest, ATaskWideAccumulatorsRegisterTileComputesTheSameAtOddSizes) {
   struct Shape {
     int64_t m, n, k, rows, cols;
+    bool tile;  // whether the window gets its tile
   };
   // Extents 1, 7, 17 and 101; a tile of one row leaves that dimension out of
-  // the window.
-  for (Shape s : {Shape{1, 48, 7, 1, 16}, Shape{7, 34, 101, 7, 17}, Shape{14, 34, 17, 7, 17},
-                  Shape{101, 16, 2, 1, 16}, Shape{17, 101, 13, 17, 1}}) {
+  // the window. Rows of 4 over 17 leave a partial tile whose rows are
+  // guarded under the reduction: no tile, and the same results.
+  for (Shape s : {Shape{1, 48, 7, 1, 16, true}, Shape{7, 34, 101, 7, 17, true}, Shape{14, 34, 17, 7, 17, true},
+                  Shape{101, 16, 2, 1, 16, true}, Shape{17, 101, 13, 17, 1, true}, Shape{17, 32, 7, 4, 16, false}}) {
     SCOPED_TRACE("M=" + std::to_string(s.m) + " N=" + std::to_string(s.n) + " K=" + std::to_string(s.k));
     ScheduleOutcome out;
     EXPECT_TRUE(ScheduleIsCorrect(kMatmul, {{"M", s.m}, {"N", s.n}, {"K", s.k}},
@@ -53,7 +55,7 @@ TEST(PromoteAccumulatorsTest, ATaskWideAccumulatorsRegisterTileComputesTheSameAt
     ASSERT_TRUE(lowered.ok()) << lowered.status().ToString();
     // A window of one element is still a tile: the scalar accumulator of a
     // reduction that LLVM would otherwise have to promote itself.
-    EXPECT_TRUE(HasTile(*lowered, "C_local_tile")) << ir::ToString(lowered->body);
+    EXPECT_EQ(HasTile(*lowered, "C_local_tile"), s.tile) << ir::ToString(lowered->body);
     auto ref = MakeReference(out.base);
     ASSERT_TRUE(ref.ok()) << ref.status().ToString();
     EXPECT_TRUE(MatchesReference(*ref, *lowered, /*jit=*/false));
@@ -75,14 +77,51 @@ Stmt Accumulate(const Buffer& b, std::vector<Expr> at) {
   return ir::Store::Make(b, ir::Load::Make(b, at) + Expr(1.0), at);
 }
 
-TEST(PromoteAccumulatorsTest, TheTileHoldsTheWindowAndIsCopiedInAndOut) {
+// Y[t*4 + i, v] = sum_r X[r, t*4 + i, v] through a local B[8, 16] whose
+// 4 x 16 window the reduction over r updates; `window_kind` is the kind of
+// the window's row loop i.
+ir::PrimFunc RowSums(ForKind window_kind = ForKind::kUnrolled) {
+  Buffer x = ir::MakeBuffer("X", ir::DataType::Float(32), {5, 8, 16});
+  Buffer y = ir::MakeBuffer("Y", ir::DataType::Float(32), {8, 16});
   Buffer b = ir::MakeBuffer("B", ir::DataType::Float(32), {8, 16}, ir::MemoryScope::kLocal);
-  Stmt s = TileNest(b, [&](Var t, Var i, Var v, Var) { return Accumulate(b, {Expr(t) * 4 + i, v}); });
-  std::string text = ir::ToString(ir::PromoteAccumulators(s));
+  Var t("t"), r("r"), i("i"), v("v"), i0("i0"), v0("v0"), i1("i1"), v1("v1");
+  auto rows = [&](Var row, Var lane, Stmt body, ForKind kind) {
+    return For::Make(row, Expr(0), Expr(4), kind, For::Make(lane, Expr(0), Expr(16), ForKind::kVectorized, body));
+  };
+  Stmt init = rows(i0, v0, ir::Store::Make(b, Expr(0.0), {Expr(t) * 4 + i0, v0}), ForKind::kUnrolled);
+  Stmt reduce = For::Make(
+      r, Expr(0), Expr(5), ForKind::kSerial,
+      rows(i, v,
+           ir::Store::Make(b, ir::Load::Make(b, {Expr(t) * 4 + i, v}) + ir::Load::Make(x, {r, Expr(t) * 4 + i, v}),
+                           {Expr(t) * 4 + i, v}),
+           window_kind));
+  Stmt store = rows(i1, v1, ir::Store::Make(y, ir::Load::Make(b, {Expr(t) * 4 + i1, v1}), {Expr(t) * 4 + i1, v1}),
+                    ForKind::kUnrolled);
+  ir::PrimFunc f;
+  f.name = "row_sums";
+  f.params = {x, y};
+  f.num_inputs = 1;
+  f.body = ir::Allocate::Make(
+      b, For::Make(t, Expr(0), Expr(2), ForKind::kSerial, ir::SeqStmt::Make({init, reduce, store})));
+  return f;
+}
+
+TEST(PromoteAccumulatorsTest, TheTileHoldsTheWindowAroundTheReductionAndComputesTheSame) {
+  const ir::PrimFunc original = RowSums();
+  ir::PrimFunc promoted = original;
+  promoted.body = ir::PromoteAccumulators(original.body);
+  std::string text = ir::ToString(promoted.body);
   EXPECT_NE(text.find("allocate B_tile: f32[4, 16] local"), std::string::npos) << text;
   EXPECT_NE(text.find("B_tile[i_in, v_in] = B[((t * 4) + i_in), v_in]"), std::string::npos) << text;
-  EXPECT_NE(text.find("B_tile[i, v] = (B_tile[i, v] + 1f)"), std::string::npos) << text;
+  EXPECT_NE(text.find("B_tile[i, v] = (B_tile[i, v] + X[r, ((t * 4) + i), v])"), std::string::npos) << text;
   EXPECT_NE(text.find("B[((t * 4) + i_out), v_out] = B_tile[i_out, v_out]"), std::string::npos) << text;
+  // Copied in before the reduction and out after it: the sums come out right.
+  auto ref = MakeReference(original);
+  ASSERT_TRUE(ref.ok()) << ref.status().ToString();
+  EXPECT_TRUE(MatchesReference(*ref, promoted, /*jit=*/false));
+  // A serial window loop would leave the tile indexed by a variable: no gain.
+  const ir::PrimFunc serial = RowSums(ForKind::kSerial);
+  EXPECT_TRUE(ir::PromoteAccumulators(serial.body).same_as(serial.body));
 }
 
 TEST(PromoteAccumulatorsTest, WindowsItCannotProveAreLeftAlone) {
@@ -138,6 +177,20 @@ TEST(PromoteAccumulatorsTest, WindowsItCannotProveAreLeftAlone) {
                           {{ir::kMatrixMultiplyAnnotation, ir::kMatrixMultiplySteps}});
     Stmt matched = ir::Allocate::Make(b, For::Make(t, Expr(0), Expr(2), ForKind::kSerial, nest));
     EXPECT_TRUE(ir::PromoteAccumulators(matched).same_as(matched));
+  }
+  // Read only: nothing accumulates.
+  Stmt read_only = TileNest(b, [&](Var t, Var i, Var v, Var) {
+    Buffer out = ir::MakeBuffer("O", ir::DataType::Float(32), {8, 16});
+    return ir::Store::Make(out, ir::Load::Make(b, {Expr(t) * 4 + i, v}), {Expr(t) * 4 + i, v});
+  });
+  EXPECT_TRUE(ir::PromoteAccumulators(read_only).same_as(read_only));
+  // A GPU kernel (a thread-bound loop anywhere) is left as it is.
+  {
+    Var tx("tx");
+    Stmt gpu = For::Make(tx, Expr(0), Expr(2), ForKind::kThreadBinding,
+                         TileNest(b, [&](Var t, Var i, Var v, Var) { return Accumulate(b, {Expr(t) * 4 + i, v}); }),
+                         "threadIdx.x");
+    EXPECT_TRUE(ir::PromoteAccumulators(gpu).same_as(gpu));
   }
   // A global buffer is the caller's: its stores must land where they are.
   Buffer global = ir::MakeBuffer("G", ir::DataType::Float(32), {8, 16});

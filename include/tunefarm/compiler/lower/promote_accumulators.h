@@ -19,22 +19,31 @@
 //     for r ...: for i: for v: B_tile[i, v] = B_tile[i, v] + ...
 //     for i unrolled: for v vectorized: B[a0 + i, a1 + v] = B_tile[i, v]
 //
-// for the outermost such L. B is promoted in L when
+// for the outermost such L (buffers L does not take may still be promoted
+// further in). B is promoted in L when
 //   * B is allocated in local scope and L is a serial or unrolled loop, not
-//     under a vectorized loop, holding at least one loop that does not index
-//     B (the reduction);
-//   * every access to B under L has the same indices, each either free of
-//     the variables L defines or one of them plus such a rest, where that
-//     variable belongs to an unrolled or vectorized loop under L with min 0
-//     and a constant extent, and indexes no other dimension;
-//   * every loop under L (L too) has a constant extent of at least 1;
-//   * no access is under an if, and L holds no barrier, no thread-bound
-//     loop (a GPU thread's accumulators are already its own) and no loop
-//     whose nest a code generator matches as it is (loop_annotations.h: dot
-//     product, matrix multiply-accumulate, double buffer);
+//     under a vectorized loop (the code generator widens a vectorized loop
+//     only when its body holds no allocation), holding at least one loop,
+//     L itself included, that does not index B (the reduction);
+//   * L both reads and writes B (an accumulation), every access to B under
+//     L has the same indices, and each index is either free of the
+//     variables L binds and of memory reads, or one of those variables plus
+//     such a rest, where that variable belongs to an unrolled or vectorized
+//     loop under L with min 0 and a constant extent, and indexes no other
+//     dimension;
+//   * every loop under L (L too) has a constant extent of at least 1, and no
+//     variable bound under L is also bound around it;
+//   * no access is under an if, and L holds no barrier, no block, no second
+//     allocation of B and no loop whose nest a code generator matches as it
+//     is (loop_annotations.h: dot product, matrix multiply-accumulate,
+//     double buffer);
 //   * the window is smaller than B and at most kMaxPromotedBytes.
 // Every element of the window is stored by the reduction on every run of L,
 // so the copies touch only elements the original program touches.
+//
+// Functions with thread-bound loops (GPU kernels) are returned as they are:
+// a thread's accumulators are its own already, and the CUDA generator does
+// not run this pass, so the cost model must not see it either.
 #pragma once
 
 #include <cstdint>
