@@ -178,6 +178,16 @@ TEST(PromoteAccumulatorsTest, WindowsItCannotProveAreLeftAlone) {
     Stmt matched = ir::Allocate::Make(b, For::Make(t, Expr(0), Expr(2), ForKind::kSerial, nest));
     EXPECT_TRUE(ir::PromoteAccumulators(matched).same_as(matched));
   }
+  // A variable bound again under the reduction (here the tile loop's t, as a
+  // window loop): one name for two loops, so no window can be named.
+  {
+    Var t("t"), r("r"), v("v");
+    Stmt inner = For::Make(t, Expr(0), Expr(4), ForKind::kUnrolled,
+                           For::Make(v, Expr(0), Expr(16), ForKind::kVectorized, Accumulate(b, {t, v})));
+    Stmt rebound = ir::Allocate::Make(
+        b, For::Make(t, Expr(0), Expr(2), ForKind::kSerial, For::Make(r, Expr(0), Expr(5), ForKind::kSerial, inner)));
+    EXPECT_TRUE(ir::PromoteAccumulators(rebound).same_as(rebound));
+  }
   // Read only: nothing accumulates.
   Stmt read_only = TileNest(b, [&](Var t, Var i, Var v, Var) {
     Buffer out = ir::MakeBuffer("O", ir::DataType::Float(32), {8, 16});
