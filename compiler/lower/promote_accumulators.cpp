@@ -218,7 +218,7 @@ Stmt CopyNest(const Promotion& p, CopyDirection direction) {
   }
   std::vector<Expr> tile = TileIndices(w, vars);
   Stmt body = direction == CopyDirection::kIntoTile ? Store::Make(p.tile, Load::Make(p.from, full), tile)
-                        : Store::Make(p.from, Load::Make(p.tile, tile), full);
+                                                    : Store::Make(p.from, Load::Make(p.tile, tile), full);
   bool innermost = true;
   for (size_t d = w.loops.size(); d-- > 0;) {
     if (w.loops[d] == nullptr) continue;
@@ -279,7 +279,7 @@ class Promoter : public IRMutator {
       for (const Buffer& buffer : local_) {
         if (std::optional<Promotion> p = PlanPromotion(self, buffer, bound_)) promotions.push_back(*p);
       }
-      if (!promotions.empty()) return Promote(op, self, promotions);
+      if (!promotions.empty()) return Promote(self, promotions);
     }
     return Descend(op, self);
   }
@@ -287,7 +287,7 @@ class Promoter : public IRMutator {
  private:
   // The outermost loop that qualifies takes a buffer's window; the buffers
   // it does not take may still qualify further in.
-  Stmt Promote(const For* op, const Stmt& self, const std::vector<Promotion>& promotions) {
+  Stmt Promote(const Stmt& self, const std::vector<Promotion>& promotions) {
     Stmt retargeted = Retarget(promotions).Mutate(self);
     const std::vector<Buffer> saved = local_;
     std::erase_if(local_, [&](const Buffer& b) {
