@@ -1,10 +1,15 @@
 // Cost-model ranking quality on tuning logs: how well the XGBoost cost model
 // orders the kernels a search actually measured, in two readings.
 //
-//   tunefarm_log_ranking --log DB [--log DB ...] [--online-log DB ...] [--only W,...]
+//   tunefarm_log_ranking --log DB [--log DB ...] [--online-log DB ...] [--only W,... | --all]
 //                        [--folds K] [--window N] [--max-programs N] [--predictions FILE] [--transfer]
 //                        [--rounds N --depth N --eta X --min-child X --colsample X --subsample X
 //                         --pairsample N --seed N]   (XGBoost settings; default: the tuner's)
+//
+// Workloads: --only's names, read from --workloads DIR (default
+// configs/workloads) as NAME.tf; the six suite workloads by default; --all:
+// every workload the logs hold, from the text each log keeps of it (the
+// layer suite's, a model's tasks), no files needed.
 //
 // Held out (TenSet's metrics): every distinct program of a workload, from all
 // the logs given (--log and --online-log), goes into one of K folds (default
@@ -177,8 +182,47 @@ struct Options {
   size_t max_programs = 0;  // 0: all
   std::FILE* predictions = nullptr;
   bool transfer = false;  // --transfer
+  bool all = false;       // --all: every workload of the logs
   costmodel::XGBoostCostModelOptions model;  // --rounds --depth --eta --min-child --colsample --subsample --pairsample --seed
 };
+
+// The workloads to rank, by name: --only's (files under --workloads), the
+// suite's by default, or with --all every workload the logs hold, parsed
+// from the text each log keeps of it (a text this build no longer parses
+// is skipped and counted).
+Result<std::vector<std::pair<std::string, Workload>>> SelectedWorkloads(const Options& o) {
+  std::vector<std::pair<std::string, Workload>> out;
+  if (!o.all) {
+    for (const std::string& name : o.only.empty() ? kSuite : o.only) {
+      TF_ASSIGN_OR_RETURN(Workload w, ParseWorkloadFile(o.workload_dir + "/" + name + ".tf"));
+      out.emplace_back(name, std::move(w));
+    }
+    return out;
+  }
+  database::OpenOptions read_only;
+  read_only.read_only = true;
+  std::map<std::string, std::pair<std::string, Workload>> by_hash;
+  int unparsed = 0;
+  std::vector<std::string> paths = o.logs;
+  paths.insert(paths.end(), o.online_logs.begin(), o.online_logs.end());
+  for (const std::string& path : paths) {
+    TF_ASSIGN_OR_RETURN(auto db, database::Database::Open(path, read_only));
+    TF_ASSIGN_OR_RETURN(std::vector<database::Workload> listed, db->ListWorkloads());
+    for (const database::Workload& lw : listed) {
+      if (by_hash.count(lw.hash)) continue;
+      auto w = ParseWorkload(lw.text);
+      if (!w.ok()) {
+        ++unparsed;
+        continue;
+      }
+      by_hash.emplace(lw.hash, std::make_pair(lw.name, std::move(*w)));
+    }
+  }
+  if (unparsed > 0) std::printf("(%d workloads skipped: their texts do not parse with this build)\n", unparsed);
+  for (auto& [hash, entry] : by_hash) out.push_back(std::move(entry));
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  return out;
+}
 
 // Every log's correct trials per workload, as runs; duplicate runs dropped.
 Result<std::vector<LoggedRun>> ReadRuns(const Options& o) {
@@ -191,8 +235,8 @@ Result<std::vector<LoggedRun>> ReadRuns(const Options& o) {
   std::vector<LoggedRun> runs;
   std::set<std::vector<std::string>> seen_runs;  // trace sequences read already
   int unreadable = 0;
-  for (const std::string& name : o.only.empty() ? kSuite : o.only) {
-    TF_ASSIGN_OR_RETURN(Workload w, ParseWorkloadFile(o.workload_dir + "/" + name + ".tf"));
+  TF_ASSIGN_OR_RETURN(auto selected, SelectedWorkloads(o));
+  for (const auto& [name, w] : selected) {
     const std::string hash = StructuralHashHex(w);
     for (const auto& [path, online] : paths) {
       TF_ASSIGN_OR_RETURN(auto db, database::Database::Open(path, read_only));
@@ -338,9 +382,13 @@ int main(int argc, char** argv) {
       o.transfer = true;
       continue;
     }
+    if (a == "--all") {
+      o.all = true;
+      continue;
+    }
     if (i + 1 >= argc) {
       std::fprintf(stderr,
-                   "usage: %s --log DB [--log DB ...] [--online-log DB ...] [--only W,...] [--folds K] [--window N] "
+                   "usage: %s --log DB [--log DB ...] [--online-log DB ...] [--only W,... | --all] [--folds K] [--window N] "
                    "[--max-programs N] [--predictions FILE] [--transfer]\n"
                    "  XGBoost settings (default: the tuner's): [--rounds N] [--depth N] [--eta X] [--min-child X]\n"
                    "  [--colsample X] [--subsample X] [--pairsample N] [--seed N]\n",
@@ -391,6 +439,10 @@ int main(int argc, char** argv) {
   }
   if (o.logs.empty() && o.online_logs.empty()) {
     std::fprintf(stderr, "give at least one --log DB or --online-log DB\n");
+    return 2;
+  }
+  if (o.all && !o.only.empty()) {
+    std::fprintf(stderr, "--all and --only exclude each other: --all ranks every workload of the logs\n");
     return 2;
   }
   auto runs = ReadRuns(o);
