@@ -199,28 +199,13 @@ Result<std::vector<std::pair<std::string, Workload>>> SelectedWorkloads(const Op
     }
     return out;
   }
-  database::OpenOptions read_only;
-  read_only.read_only = true;
-  std::map<std::string, std::pair<std::string, Workload>> by_hash;
-  int unparsed = 0;
   std::vector<std::string> paths = o.logs;
   paths.insert(paths.end(), o.online_logs.begin(), o.online_logs.end());
-  for (const std::string& path : paths) {
-    TF_ASSIGN_OR_RETURN(auto db, database::Database::Open(path, read_only));
-    TF_ASSIGN_OR_RETURN(std::vector<database::Workload> listed, db->ListWorkloads());
-    for (const database::Workload& lw : listed) {
-      if (by_hash.count(lw.hash)) continue;
-      auto w = ParseWorkload(lw.text);
-      if (!w.ok()) {
-        ++unparsed;
-        continue;
-      }
-      by_hash.emplace(lw.hash, std::make_pair(lw.name, std::move(*w)));
-    }
+  TF_ASSIGN_OR_RETURN(LoggedWorkloads logged, WorkloadsOfLogs(paths));
+  if (logged.unparsed > 0) {
+    std::printf("(%d workloads skipped: their texts do not parse with this build)\n", logged.unparsed);
   }
-  if (unparsed > 0) std::printf("(%d workloads skipped: their texts do not parse with this build)\n", unparsed);
-  for (auto& [hash, entry] : by_hash) out.push_back(std::move(entry));
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  out = std::move(logged.workloads);
   return out;
 }
 

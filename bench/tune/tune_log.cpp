@@ -1,10 +1,12 @@
 #include "tune_log.h"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 #include <sstream>
 
 #include "tunefarm/compiler/lower/lower.h"
+#include "tunefarm/compiler/workload/workload_parser.h"
 #include "tunefarm/compiler/schedule/schedule.h"
 #include "tunefarm/compiler/target.h"
 #include "tunefarm/compiler/schedule/trace.h"
@@ -21,6 +23,29 @@ std::string DefaultRecordTargetString() {
 Result<std::string> RecordTargetString(const std::string& text) {
   TF_ASSIGN_OR_RETURN(Target target, Target::Parse(text));
   return target.ToString();
+}
+
+Result<LoggedWorkloads> WorkloadsOfLogs(const std::vector<std::string>& paths) {
+  database::OpenOptions read_only;
+  read_only.read_only = true;
+  std::map<std::string, std::pair<std::string, Workload>> by_hash;
+  LoggedWorkloads out;
+  for (const std::string& path : paths) {
+    TF_ASSIGN_OR_RETURN(auto db, database::Database::Open(path, read_only));
+    TF_ASSIGN_OR_RETURN(std::vector<database::Workload> listed, db->ListWorkloads());
+    for (const database::Workload& lw : listed) {
+      if (by_hash.count(lw.hash)) continue;
+      auto w = ParseWorkload(lw.text);
+      if (!w.ok()) {
+        ++out.unparsed;
+        continue;
+      }
+      by_hash.emplace(lw.hash, std::make_pair(lw.name, std::move(*w)));
+    }
+  }
+  for (auto& [hash, entry] : by_hash) out.workloads.push_back(std::move(entry));
+  std::sort(out.workloads.begin(), out.workloads.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  return out;
 }
 
 Result<std::vector<LoggedTrial>> LoadTrials(database::Database& db, const std::string& workload_hash,

@@ -38,6 +38,15 @@ Result<std::string> RecordTargetString(const std::string& text);
 Result<std::vector<LoggedTrial>> LoadTrials(database::Database& db, const std::string& workload_hash,
                                             const std::string& target_string);
 
+// The workloads some logs hold, by name, parsed from the text each log keeps
+// of them: each hash once (the first log's text), sorted by name. A text
+// this build no longer parses is counted in `unparsed`, not returned.
+struct LoggedWorkloads {
+  std::vector<std::pair<std::string, Workload>> workloads;
+  int unparsed = 0;
+};
+Result<LoggedWorkloads> WorkloadsOfLogs(const std::vector<std::string>& paths);
+
 // The best trace of a log as tunefarm ranks it (Database::GetTopK, the tuning
 // loop): by the mean of all its measurements, since the tuner measures each
 // new best again. Add trials in commit order; best() is then what the log

@@ -4,7 +4,12 @@
 // measurement takes back is never credited.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+
 #include "tune/tune_log.h"
+#include "tunefarm/compiler/workload/workload_parser.h"
 
 namespace tunefarm::bench {
 namespace {
@@ -62,6 +67,44 @@ TEST(TraceRankingTest, TrialsToReachIgnoresALeadTakenBack) {
   // Without the second measurement of "a", its lucky time counts.
   std::vector<LoggedTrial> once = {kLog[0], kLog[1], kLog[3]};
   EXPECT_EQ(TrialsToReach(once, 1.1e-3, 0.95), 2);
+}
+
+
+// --all of tunefarm_log_ranking: the workloads of several logs from their own
+// texts, each hash once, sorted by name; a text that no longer parses is
+// counted, not returned; a log that does not exist is an error naming it.
+TEST(WorkloadsOfLogsTest, EveryWorkloadOnceFromTheLogsOwnTexts) {
+  const std::string dir = (std::filesystem::temp_directory_path() / ("tf_wol_" + std::to_string(::getpid()))).string();
+  std::filesystem::create_directories(dir);
+  const std::string text_b = "workload b_add(N = 7) {\n  X = input f32[N]\n  out[i: N] = X[i] + 1.0\n  output out\n}\n";
+  const std::string text_a = "workload a_mul(N = 5) {\n  X = input f32[N]\n  out[i: N] = X[i] * 2.0\n  output out\n}\n";
+  auto hash_of = [](const std::string& text) {
+    auto w = ParseWorkload(text);
+    EXPECT_TRUE(w.ok()) << w.status().ToString();
+    return w.ok() ? StructuralHashHex(*w) : std::string("x");
+  };
+  {
+    auto db = database::Database::Open(dir + "/one.db");
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    ASSERT_TRUE((*db)->CommitWorkload({hash_of(text_b), "b_add", text_b}).ok());
+    ASSERT_TRUE((*db)->CommitWorkload({"0123abcd", "broken", "workload broken( {"}).ok());
+    auto other = database::Database::Open(dir + "/two.db");
+    ASSERT_TRUE(other.ok()) << other.status().ToString();
+    ASSERT_TRUE((*other)->CommitWorkload({hash_of(text_a), "a_mul", text_a}).ok());
+    ASSERT_TRUE((*other)->CommitWorkload({hash_of(text_b), "b_add", text_b}).ok());
+  }
+  auto logged = WorkloadsOfLogs({dir + "/one.db", dir + "/two.db"});
+  ASSERT_TRUE(logged.ok()) << logged.status().ToString();
+  ASSERT_EQ(logged->workloads.size(), 2u);
+  EXPECT_EQ(logged->workloads[0].first, "a_mul");
+  EXPECT_EQ(logged->workloads[1].first, "b_add");
+  EXPECT_EQ(StructuralHashHex(logged->workloads[1].second), hash_of(text_b));
+  EXPECT_EQ(logged->unparsed, 1);
+
+  auto missing = WorkloadsOfLogs({dir + "/none.db"});
+  EXPECT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("none.db"), std::string::npos) << missing.status().ToString();
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
